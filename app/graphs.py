@@ -1,0 +1,355 @@
+"""Graphs served by the embedded server, the compose stack and the demo.
+
+Each graph exists twice: a ``build_*`` function returning the uncompiled
+``StateGraph`` (the conformance suite compiles it locally with a checkpointer)
+and a module-level compiled graph that ``langgraph.json`` points the server at.
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Annotated, Any
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, ToolMessage
+from langchain_core.outputs import ChatGenerationChunk
+from langchain_core.tools import tool
+from langgraph.config import get_stream_writer
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.stream.transformers import CustomTransformer, UpdatesTransformer
+from langgraph.types import Send, interrupt
+from typing_extensions import TypedDict
+
+
+def stream_transformers() -> list[Callable[[tuple[str, ...]], Any]]:
+    """Put ``updates`` and ``custom`` on the wire (the server's opt-in hook)."""
+    return [UpdatesTransformer, CustomTransformer]
+
+
+TRANSFORMERS = tuple(stream_transformers())
+
+
+class Boom(Exception):
+    """A user-defined exception, so errors can be told apart by type name."""
+
+
+# --- linear ---------------------------------------------------------------
+
+
+class LinearState(TypedDict):
+    x: int
+    log: Annotated[list[str], operator.add]
+
+
+def build_linear() -> StateGraph:
+    def a(state: LinearState) -> dict[str, Any]:
+        return {"x": state["x"] + 1, "log": ["a"]}
+
+    def b(state: LinearState) -> dict[str, Any]:
+        return {"x": state["x"] * 10, "log": ["b"]}
+
+    g = StateGraph(LinearState)
+    g.add_node("a", a)
+    g.add_node("b", b)
+    g.add_edge(START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", END)
+    return g
+
+
+# --- nested subgraphs (parent -> sub -> gc) --------------------------------
+
+
+class NestedState(TypedDict):
+    x: int
+    log: Annotated[list[str], operator.add]
+
+
+def build_nested() -> StateGraph:
+    def gc_node(state: NestedState) -> dict[str, Any]:
+        return {"x": state["x"] + 1000, "log": ["gc"]}
+
+    grandchild = StateGraph(NestedState)
+    grandchild.add_node("gc_node", gc_node)
+    grandchild.add_edge(START, "gc_node")
+
+    def c(state: NestedState) -> dict[str, Any]:
+        return {"x": state["x"] + 100, "log": ["c"]}
+
+    child = StateGraph(NestedState)
+    child.add_node("c", c)
+    child.add_node("gc", grandchild.compile())
+    child.add_edge(START, "c")
+    child.add_edge("c", "gc")
+
+    def a(state: NestedState) -> dict[str, Any]:
+        return {"x": state["x"] + 1, "log": ["a"]}
+
+    def b(state: NestedState) -> dict[str, Any]:
+        return {"log": ["b"]}
+
+    g = StateGraph(NestedState)
+    g.add_node("a", a)
+    g.add_node("sub", child.compile())
+    g.add_node("b", b)
+    g.add_edge(START, "a")
+    g.add_edge("a", "sub")
+    g.add_edge("sub", "b")
+    return g
+
+
+# --- chat: a node streaming tokens through a fake chat model ---------------
+
+
+class ChatState(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+CHAT_REPLY = "hello there from the fake model"
+
+
+def build_chat() -> StateGraph:
+    def chat(state: ChatState) -> dict[str, Any]:
+        model = GenericFakeChatModel(messages=iter([CHAT_REPLY]))
+        return {"messages": [model.invoke(state["messages"])]}
+
+    g = StateGraph(ChatState)
+    g.add_node("chat", chat)
+    g.add_edge(START, "chat")
+    return g
+
+
+# --- interrupt gate ----------------------------------------------------------
+
+
+class GateState(TypedDict):
+    x: int
+    answer: str
+
+
+def build_gate() -> StateGraph:
+    def prep(state: GateState) -> dict[str, Any]:
+        return {"x": state["x"] + 1}
+
+    def ask(state: GateState) -> dict[str, Any]:
+        answer = interrupt({"question": "approve?", "x": state["x"]})
+        return {"answer": str(answer)}
+
+    def finish(state: GateState) -> dict[str, Any]:
+        return {"x": state["x"] * 10}
+
+    g = StateGraph(GateState)
+    g.add_node("prep", prep)
+    g.add_node("ask", ask)
+    g.add_node("finish", finish)
+    g.add_edge(START, "prep")
+    g.add_edge("prep", "ask")
+    g.add_edge("ask", "finish")
+    return g
+
+
+# --- two parallel interrupts -------------------------------------------------
+
+
+class TwoAskState(TypedDict):
+    out: Annotated[list[str], operator.add]
+
+
+def build_twoask() -> StateGraph:
+    def ask_a(state: TwoAskState) -> dict[str, Any]:
+        return {"out": [f"ans-{interrupt('A?')}"]}
+
+    def ask_b(state: TwoAskState) -> dict[str, Any]:
+        return {"out": [f"ans-{interrupt('B?')}"]}
+
+    g = StateGraph(TwoAskState)
+    g.add_node("ask_a", ask_a)
+    g.add_node("ask_b", ask_b)
+    g.add_edge(START, "ask_a")
+    g.add_edge(START, "ask_b")
+    return g
+
+
+# --- interrupt inside a subgraph --------------------------------------------
+
+
+def build_subask() -> StateGraph:
+    def inner_ask(state: GateState) -> dict[str, Any]:
+        return {"answer": str(interrupt({"question": "inner?"}))}
+
+    inner = StateGraph(GateState)
+    inner.add_node("inner_ask", inner_ask)
+    inner.add_edge(START, "inner_ask")
+
+    def before(state: GateState) -> dict[str, Any]:
+        return {"x": state["x"] + 1}
+
+    g = StateGraph(GateState)
+    g.add_node("before", before)
+    g.add_node("inner", inner.compile())
+    g.add_edge(START, "before")
+    g.add_edge("before", "inner")
+    return g
+
+
+# --- a node that raises --------------------------------------------------------
+
+
+def build_boom() -> StateGraph:
+    def ok(state: LinearState) -> dict[str, Any]:
+        return {"x": state["x"] + 1, "log": ["ok"]}
+
+    def explode(state: LinearState) -> dict[str, Any]:
+        raise Boom("kaboom from node")
+
+    g = StateGraph(LinearState)
+    g.add_node("ok", ok)
+    g.add_node("explode", explode)
+    g.add_edge(START, "ok")
+    g.add_edge("ok", "explode")
+    return g
+
+
+# --- custom writer events plus a Send fan-out ---------------------------------
+
+
+class FanState(TypedDict):
+    n: int
+    results: Annotated[list[int], operator.add]
+
+
+def build_custom() -> StateGraph:
+    def plan(state: FanState) -> dict[str, Any]:
+        writer = get_stream_writer()
+        for i in range(state["n"]):
+            writer({"i": i, "msg": f"event {i}"})
+        return {}
+
+    def fan_out(state: FanState) -> list[Send]:
+        return [Send("work", {"n": i, "results": []}) for i in range(3)]
+
+    def work(state: FanState) -> dict[str, Any]:
+        get_stream_writer()({"worker": state["n"]})
+        return {"results": [state["n"] * state["n"]]}
+
+    g = StateGraph(FanState)
+    g.add_node("plan", plan)
+    g.add_node("work", work)
+    g.add_edge(START, "plan")
+    g.add_conditional_edges("plan", fan_out, ["work"])
+    return g
+
+
+# --- a slow graph, for abort and cancellation ---------------------------------
+
+
+def build_slow() -> StateGraph:
+    def tick(state: LinearState) -> dict[str, Any]:
+        writer = get_stream_writer()
+        for i in range(state["x"]):
+            writer({"tick": i})
+            time.sleep(0.1)
+        return {"log": ["ticked"]}
+
+    g = StateGraph(LinearState)
+    g.add_node("tick", tick)
+    g.add_edge(START, "tick")
+    return g
+
+
+# --- a tool-calling agent -----------------------------------------------------
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+class FakeToolChatModel(GenericFakeChatModel):
+    """GenericFakeChatModel that also streams tool-call chunks and binds tools."""
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> FakeToolChatModel:
+        return self
+
+    def _stream(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+        message = next(self.messages)
+        if not isinstance(message, AIMessage) or not message.tool_calls:
+            self.messages = iter([message])
+            yield from super()._stream(messages, stop=stop, run_manager=run_manager, **kwargs)
+            return
+        for index, call in enumerate(message.tool_calls):
+            chunk = ChatGenerationChunk(
+                message=AIMessageChunk(
+                    content="",
+                    id=message.id,
+                    tool_call_chunks=[
+                        {
+                            "type": "tool_call_chunk",
+                            "id": call["id"],
+                            "name": call["name"],
+                            "args": _json(call["args"]),
+                            "index": index,
+                        }
+                    ],
+                )
+            )
+            if run_manager:
+                run_manager.on_llm_new_token("", chunk=chunk)
+            yield chunk
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value)
+
+
+def build_agent() -> StateGraph:
+    def agent(state: ChatState) -> dict[str, Any]:
+        if any(isinstance(m, ToolMessage) for m in state["messages"]):
+            reply: AIMessage = AIMessage(content="the sum is 3")
+        else:
+            reply = AIMessage(
+                content="",
+                tool_calls=[{"id": "call_1", "name": "add", "args": {"a": 1, "b": 2}}],
+            )
+        model = FakeToolChatModel(messages=iter([reply])).bind_tools([add])
+        return {"messages": [model.invoke(state["messages"])]}
+
+    g = StateGraph(ChatState)
+    g.add_node("agent", agent)
+    g.add_node("tools", ToolNode([add]))
+    g.add_edge(START, "agent")
+    g.add_conditional_edges("agent", tools_condition)
+    g.add_edge("tools", "agent")
+    return g
+
+
+BUILDERS: dict[str, Callable[[], StateGraph]] = {
+    "linear": build_linear,
+    "nested": build_nested,
+    "chat": build_chat,
+    "gate": build_gate,
+    "twoask": build_twoask,
+    "subask": build_subask,
+    "boom": build_boom,
+    "custom": build_custom,
+    "slow": build_slow,
+    "agent": build_agent,
+}
+
+linear = build_linear().compile()
+nested = build_nested().compile()
+chat = build_chat().compile()
+gate = build_gate().compile()
+twoask = build_twoask().compile()
+subask = build_subask().compile()
+boom = build_boom().compile()
+custom = build_custom().compile()
+slow = build_slow().compile()
+agent = build_agent().compile()

@@ -1,0 +1,1 @@
+"""The sans-I/O core: plain state machines fed bytes and JSON, never doing I/O."""

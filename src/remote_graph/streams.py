@@ -1,0 +1,173 @@
+"""Run streams for remote runs: langgraph's own run streams over a remote source.
+
+``RemoteGraphRunStream`` *is* a ``GraphRunStream`` and
+``AsyncRemoteGraphRunStream`` *is* an ``AsyncGraphRunStream``: the projections,
+``output``/``interrupted``/``interrupts``, ``abort()``, ``interleave`` and the
+context managers are langgraph's, driven by a source that yields the remote
+run's events. What is added goes beyond local: the run and thread ids, a
+snapshot that never waits, ``wait()``, and an async ``interleave``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langgraph.stream._mux import StreamMux
+from langgraph.stream.run_stream import AsyncGraphRunStream, GraphRunStream
+from langgraph.stream.stream_channel import StreamChannel
+from langgraph.types import Interrupt
+
+from remote_graph._aio import AsyncRunSource
+from remote_graph._core.protocol import RunProtocol
+from remote_graph._sync import SyncRunSource
+
+__all__ = ["RunSnapshot", "RunStatus", "RemoteGraphRunStream", "AsyncRemoteGraphRunStream"]
+
+RunStatus = Literal["pending", "running", "completed", "failed", "interrupted", "cancelled"]
+
+
+@dataclass(frozen=True)
+class RunSnapshot:
+    """What is known about a remote run right now, without waiting for it.
+
+    Attributes:
+        status: ``pending`` before the first pull starts the run, ``running``,
+            then ``completed``, ``failed``, ``interrupted`` (paused for input)
+            or ``cancelled``.
+        run_id: The server's run id, once the run has started.
+        thread_id: The thread the run belongs to.
+        values: The latest root state snapshot seen, or ``None``.
+        interrupts: The interrupts raised so far, at any depth.
+        error: The exception the run failed with, once it has failed.
+    """
+
+    status: RunStatus
+    run_id: str | None
+    thread_id: str
+    values: Any
+    interrupts: list[Interrupt] = field(default_factory=list)
+    error: BaseException | None = None
+
+
+class _RemoteRunMixin:
+    _protocol: RunProtocol
+    _mux: StreamMux
+    _latest: Any
+
+    @property
+    def run_id(self) -> str | None:
+        """The server's id for this run (``None`` until the first pull starts it)."""
+        return self._protocol.run_id
+
+    @property
+    def thread_id(self) -> str:
+        """The id of the thread this run executes on."""
+        return self._protocol.thread_id
+
+    def snapshot(self) -> RunSnapshot:
+        """Return the run's current status, interrupts and latest values. Never waits."""
+        return RunSnapshot(
+            status=self._protocol.status,  # type: ignore[arg-type]
+            run_id=self._protocol.run_id,
+            thread_id=self._protocol.thread_id,
+            values=self._latest,
+            interrupts=list(self._protocol.interrupts),
+            error=self._mux._events._error,
+        )
+
+
+class RemoteGraphRunStream(_RemoteRunMixin, GraphRunStream):
+    """Sync run stream of a remote run; behaves like local ``GraphRunStream``.
+
+    Returned by ``RemoteGraph.stream_events(..., version="v3")``. Iteration,
+    projections and ``output`` pull events from the server on the caller's
+    thread. Leaving the ``with`` block early cancels the run on the server.
+    """
+
+    def __init__(self, source: SyncRunSource, mux: StreamMux, protocol: RunProtocol) -> None:
+        self._protocol = protocol
+        super().__init__(source, mux)
+
+    def wait(self) -> RunStatus:
+        """Drive the run until it pauses for input or ends, and return its status.
+
+        Unlike ``output``, a failed run does not raise here: the status is
+        ``"failed"`` and ``snapshot().error`` holds the exception.
+        """
+        while self._pump_next():
+            pass
+        return self._protocol.status  # type: ignore[return-value]
+
+
+class AsyncRemoteGraphRunStream(_RemoteRunMixin, AsyncGraphRunStream):
+    """Async run stream of a remote run; behaves like local ``AsyncGraphRunStream``.
+
+    Awaited from ``RemoteGraph.astream_events(..., version="v3")``. Adds an
+    ``interleave`` that local async streams lack.
+    """
+
+    def __init__(self, source: AsyncRunSource, mux: StreamMux, protocol: RunProtocol) -> None:
+        self._protocol = protocol
+        super().__init__(source, mux)
+
+    async def wait(self) -> RunStatus:
+        """Drive the run until it pauses for input or ends, and return its status.
+
+        A failed run does not raise here; see ``RemoteGraphRunStream.wait``.
+        """
+        while await self._apump_next():
+            pass
+        return self._protocol.status  # type: ignore[return-value]
+
+    async def interleave(self, *names: str) -> AsyncIterator[tuple[str, Any]]:
+        """Iterate several projections in arrival order, yielding ``(name, item)``.
+
+        Items are ordered by the mux's push stamp, which follows the wire's
+        ``seq``. Each named channel is locked while the iterator runs and
+        released when it finishes, is closed, or raises.
+
+        Raises:
+            KeyError: If a name is not a registered projection.
+            TypeError: If a projection is not a ``StreamChannel``.
+            RuntimeError: If a channel already has a subscriber.
+        """
+        channels: dict[str, StreamChannel[Any]] = {}
+        try:
+            for name in names:
+                channel = self.extensions[name]
+                if not isinstance(channel, StreamChannel):
+                    raise TypeError(
+                        f"interleave() requires StreamChannel projections, got {type(channel).__name__} for {name!r}"
+                    )
+                if channel._subscribed or name in channels:
+                    raise RuntimeError(f"StreamChannel {name!r} already has a subscriber; use .atee(n) for fan-out.")
+                channel._subscribed = True
+                channels[name] = channel
+            done: set[str] = set()
+            while len(done) < len(channels):
+                best: tuple[int, str] | None = None
+                for name, channel in channels.items():
+                    if name in done:
+                        continue
+                    if channel._items:
+                        stamp = channel._items[0][0]
+                        if best is None or stamp < best[0]:
+                            best = (stamp, name)
+                    elif channel._closed:
+                        if channel._error is not None:
+                            raise channel._error
+                        done.add(name)
+                if best is not None:
+                    _, item = channels[best[1]]._items.popleft()
+                    yield best[1], item
+                elif not await self._apump_next():
+                    for name, channel in channels.items():
+                        if name not in done and not channel._items:
+                            if channel._error is not None:
+                                raise channel._error
+                            done.add(name)
+        finally:
+            for channel in channels.values():
+                channel._subscribed = False

@@ -1,0 +1,256 @@
+"""Lanes of the conformance suite: one scenario, written once, run four ways.
+
+A scenario is a plain function ``scenario(lane) -> result``. A lane is one of
+[local compiled graph, RemoteGraph] x [sync API, async API]; it offers the same
+small vocabulary of operations (start a run, read a projection, read
+``output``, ...). The sync lane calls the sync API; the async lane runs the
+async API on one event loop per test. Results are normalized so that only
+what must match (never ids or timestamps) is compared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import graphs
+from langchain_core.messages import BaseMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Interrupt
+
+from remote_graph import RemoteGraph
+
+_SEGMENT = re.compile(r"^([^:]+):[0-9a-f-]{8,}$")
+
+
+def norm(value: Any) -> Any:
+    """Strip what legitimately differs between two runs: ids, timestamps, containers."""
+    if isinstance(value, BaseMessage):
+        out: dict[str, Any] = {"type": value.type, "content": norm(value.content)}
+        for key in ("name", "tool_call_id"):
+            if getattr(value, key, None):
+                out[key] = getattr(value, key)
+        calls = getattr(value, "tool_calls", None)
+        if calls:
+            out["tool_calls"] = [{"name": c["name"], "args": c["args"], "id": c["id"]} for c in calls]
+        return out
+    if isinstance(value, Interrupt):
+        assert isinstance(value.id, str) and value.id
+        return {"interrupt": norm(value.value)}
+    if isinstance(value, dict):
+        return {k: norm(v) for k, v in value.items() if k not in ("timestamp", "trigger_call_id", "id")}
+    if isinstance(value, (list, tuple)):
+        return [norm(v) for v in value]
+    if isinstance(value, str):
+        match = _SEGMENT.match(value)
+        return f"{match.group(1)}:*" if match else value
+    return value
+
+
+def norm_event(event: dict[str, Any]) -> Any:
+    params = event["params"]
+    data = params["data"]
+    if event["method"] == "messages":
+        data = data[0]
+    out = {"method": event["method"], "ns": norm(params["namespace"]), "data": norm(data)}
+    if "interrupts" in params:
+        out["interrupts"] = norm(params["interrupts"])
+    return out
+
+
+def error_of(exc: BaseException) -> tuple[str, str]:
+    return type(exc).__name__, str(exc)
+
+
+class Lane:
+    """Common part of the four lanes."""
+
+    kind: str  # "local" | "remote"
+    flavour: str  # "sync" | "async"
+
+    def __init__(self, server_url: str) -> None:
+        self.server_url = server_url
+
+    def graph(self, name: str, **remote_kwargs: Any) -> Any:
+        if self.kind == "local":
+            return graphs.BUILDERS[name]().compile(checkpointer=InMemorySaver(), transformers=graphs.TRANSFORMERS)
+        return RemoteGraph(name, url=self.server_url, stream_transformers=graphs.TRANSFORMERS, **remote_kwargs)
+
+    @staticmethod
+    def thread() -> dict[str, Any]:
+        return {"configurable": {"thread_id": str(uuid.uuid4())}}
+
+    def close(self) -> None:
+        pass
+
+
+class SyncLane(Lane):
+    flavour = "sync"
+
+    def start(self, graph: Any, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        return graph.stream_events(input, config or self.thread(), version="v3", **kwargs)
+
+    def call(self, fn: Callable[[], Any]) -> Any:
+        return fn()
+
+    def collect(self, run: Any, name: str, limit: int | None = None) -> list[Any]:
+        source = run if name == "events" else getattr(run, name)
+        items = []
+        for item in source:
+            items.append(item)
+            if limit is not None and len(items) >= limit:
+                break
+        return items
+
+    def output(self, run: Any) -> Any:
+        return run.output
+
+    def interrupted(self, run: Any) -> bool:
+        return run.interrupted
+
+    def interrupts(self, run: Any) -> list[Any]:
+        return run.interrupts
+
+    def messages(self, run: Any) -> list[dict[str, Any]]:
+        out = []
+        for message in run.messages:
+            deltas = list(message.text)
+            calls = message.tool_calls.get()
+            out.append({"message": message, "deltas": deltas, "tool_calls": calls})
+        return [{"node": m["message"].node, "deltas": m["deltas"], "tool_calls": norm(m["tool_calls"])} for m in out]
+
+    def subgraphs(self, run: Any, depth: int = 2) -> list[dict[str, Any]]:
+        return [self._handle(h, depth) for h in run.subgraphs]
+
+    def _handle(self, handle: Any, depth: int) -> dict[str, Any]:
+        info: dict[str, Any] = {"path": norm(list(handle.path)), "graph_name": handle.graph_name, "status_seen": handle.status}
+        values_iter = iter(handle.values)
+        children = [self._handle(c, depth - 1) for c in handle.subgraphs] if depth > 1 else []
+        info["values"] = list(values_iter)
+        info["children"] = children
+        info["output"] = handle.output
+        info["status"] = handle.status
+        info["error"] = handle.error
+        return info
+
+    def interleave(self, run: Any, *names: str) -> list[tuple[str, Any]]:
+        return list(run.interleave(*names))
+
+    def abort_after(self, run: Any, name: str, n: int) -> tuple[list[Any], Any]:
+        items = []
+        with run:
+            for item in getattr(run, name):
+                items.append(item)
+                if len(items) >= n:
+                    break
+        return items, run.output
+
+
+class AsyncLane(Lane):
+    flavour = "async"
+
+    def __init__(self, server_url: str) -> None:
+        super().__init__(server_url)
+        self.loop = asyncio.new_event_loop()
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+        self.loop.close()
+
+    def _run(self, coro: Any) -> Any:
+        return self.loop.run_until_complete(asyncio.wait_for(coro, 60))
+
+    def start(self, graph: Any, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        return self._run(graph.astream_events(input, config or self.thread(), version="v3", **kwargs))
+
+    def call(self, fn: Callable[[], Any]) -> Any:
+        return self._run(fn())
+
+    def collect(self, run: Any, name: str, limit: int | None = None) -> list[Any]:
+        async def go() -> list[Any]:
+            source = run if name == "events" else getattr(run, name)
+            items = []
+            async for item in source:
+                items.append(item)
+                if limit is not None and len(items) >= limit:
+                    break
+            return items
+
+        return self._run(go())
+
+    def output(self, run: Any) -> Any:
+        return self._run(run.output())
+
+    def interrupted(self, run: Any) -> bool:
+        return self._run(run.interrupted())
+
+    def interrupts(self, run: Any) -> list[Any]:
+        return self._run(run.interrupts())
+
+    def messages(self, run: Any) -> list[dict[str, Any]]:
+        async def go() -> list[dict[str, Any]]:
+            out = []
+            async for message in run.messages:
+                deltas = [d async for d in message.text]
+                calls = await message.tool_calls
+                out.append({"message": message, "deltas": deltas, "tool_calls": calls})
+            return [{"node": m["message"].node, "deltas": m["deltas"], "tool_calls": norm(m["tool_calls"])} for m in out]
+
+        return self._run(go())
+
+    def subgraphs(self, run: Any, depth: int = 2) -> list[dict[str, Any]]:
+        async def handle(h: Any, depth: int) -> dict[str, Any]:
+            info: dict[str, Any] = {"path": norm(list(h.path)), "graph_name": h.graph_name, "status_seen": h.status}
+            values_iter = h.values.__aiter__()
+            children = [await handle(c, depth - 1) async for c in h.subgraphs] if depth > 1 else []
+            info["values"] = [v async for v in values_iter]
+            info["children"] = children
+            info["output"] = await h.output()
+            info["status"] = h.status
+            info["error"] = h.error
+            return info
+
+        async def go() -> list[dict[str, Any]]:
+            return [await handle(h, depth) async for h in run.subgraphs]
+
+        return self._run(go())
+
+    def interleave(self, run: Any, *names: str) -> list[tuple[str, Any]]:
+        async def go() -> list[tuple[str, Any]]:
+            return [pair async for pair in run.interleave(*names)]
+
+        return self._run(go())
+
+    def abort_after(self, run: Any, name: str, n: int) -> tuple[list[Any], Any]:
+        async def go() -> tuple[list[Any], Any]:
+            items = []
+            async with run:
+                async for item in getattr(run, name):
+                    items.append(item)
+                    if len(items) >= n:
+                        break
+            return items, await run.output()
+
+        return self._run(go())
+
+
+class LocalSync(SyncLane):
+    kind = "local"
+
+
+class RemoteSync(SyncLane):
+    kind = "remote"
+
+
+class LocalAsync(AsyncLane):
+    kind = "local"
+
+
+class RemoteAsync(AsyncLane):
+    kind = "remote"
+
+
+LANES = {("local", "sync"): LocalSync, ("remote", "sync"): RemoteSync, ("local", "async"): LocalAsync, ("remote", "async"): RemoteAsync}
