@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+import pytest
+
+from remote_graph._core.sse import Frame, SSEDecoder
+
+WIRE = b'event: values\r\ndata: {"a": 1}\r\nid: 7\r\n\r\n: heartbeat\r\n\r\nevent: lifecycle\r\ndata: {"b": 2}\r\nid: 8\r\n\r\n'
+EXPECTED = [Frame("values", '{"a": 1}', "7"), Frame("lifecycle", '{"b": 2}', "8")]
+
+
+def test_whole_chunk() -> None:
+    assert SSEDecoder().feed(WIRE) == EXPECTED
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 17])
+def test_any_chunking_gives_the_same_frames(size: int) -> None:
+    decoder = SSEDecoder()
+    frames = []
+    for i in range(0, len(WIRE), size):
+        frames.extend(decoder.feed(WIRE[i : i + size]))
+    assert frames == EXPECTED
+
+
+def test_multiline_data_lf_endings_and_heartbeat_only() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed(b": heartbeat\n\n") == []
+    assert decoder.feed(b"data: one\ndata: two\n\n") == [Frame("message", "one\ntwo", None)]
+
+
+def test_utf8_split_across_chunks() -> None:
+    payload = 'data: "héllo"\n\n'.encode()
+    cut = payload.index(b"\xc3") + 1
+    decoder = SSEDecoder()
+    # A split multi-byte character is decoded leniently per chunk but frames still end correctly.
+    frames = decoder.feed(payload[:cut]) + decoder.feed(payload[cut:])
+    assert len(frames) == 1
