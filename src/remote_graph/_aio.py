@@ -7,7 +7,7 @@ single-flight pump); there is no background task.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import Callable, AsyncIterator
 from typing import Any
 
 import anyio
@@ -15,7 +15,7 @@ import httpx
 
 from remote_graph._core.actions import Done, Emit, Fail, OpenStream, Receive, Request, Response, Sleep
 from remote_graph._core.protocol import RunProtocol
-from remote_graph._shell_common import JSON_HEADERS, SSE_HEADERS, decode, encode, translate
+from remote_graph._shell_common import decode, request_args, stream_request, translate
 
 logger = logging.getLogger("remote_graph")
 
@@ -30,6 +30,7 @@ class AsyncRunSource(AsyncIterator[dict[str, Any]]):
         self._response: httpx.Response | None = None
         self._chunks: AsyncIterator[bytes] | None = None
         self._finished = False
+        self._perform: dict[type, Callable[[Any], Any]] = {Request: self._request, OpenStream: self._open, Receive: self._receive, Sleep: self._sleep}
 
     async def __anext__(self) -> dict[str, Any]:
         if self._finished:
@@ -42,18 +43,11 @@ class AsyncRunSource(AsyncIterator[dict[str, Any]]):
                 reply = None
                 if isinstance(action, Emit):
                     return action.part
-                if isinstance(action, Receive):
-                    reply = await self._receive()
-                elif isinstance(action, Request):
-                    reply = await self._request(action)
-                elif isinstance(action, OpenStream):
-                    reply = await self._open(action)
-                elif isinstance(action, Sleep):
-                    await anyio.sleep(action.seconds)
-                elif isinstance(action, Done):
+                if isinstance(action, Done):
                     raise StopAsyncIteration
-                elif isinstance(action, Fail):
+                if isinstance(action, Fail):
                     raise action.error
+                reply = await self._perform[type(action)](action)
         except BaseException:
             await self._finish()
             raise
@@ -75,31 +69,15 @@ class AsyncRunSource(AsyncIterator[dict[str, Any]]):
     # --- actions -------------------------------------------------------------
 
     async def _request(self, action: Request) -> Response:
-        t = self._protocol.timeouts
-        content = encode(action.json) if action.json is not None else None
         try:
-            r = await self._http.request(
-                action.method,
-                action.path,
-                content=content,
-                params=action.params,
-                headers={**JSON_HEADERS, **self._headers},
-                timeout=t.request,
-            )
+            r = await self._http.request(**request_args(action, self._protocol.timeouts, self._headers))
         except httpx.HTTPError as exc:
             raise translate(exc, f"calling {action.method} {action.path}") from exc
         return Response(r.status_code, decode(r.content))
 
     async def _open(self, action: OpenStream) -> Response:
-        t = self._protocol.timeouts
         await self._close_stream()
-        request = self._http.build_request(
-            "POST",
-            action.path,
-            content=encode(action.json),
-            headers={**SSE_HEADERS, **self._headers},
-            timeout=httpx.Timeout(t.request, read=t.read),
-        )
+        request = stream_request(self._http, action, self._protocol.timeouts, self._headers)
         try:
             response = await self._http.send(request, stream=True)
             if response.status_code != 200:
@@ -112,12 +90,15 @@ class AsyncRunSource(AsyncIterator[dict[str, Any]]):
         self._chunks = response.aiter_raw()
         return Response(200, None)
 
-    async def _receive(self) -> bytes:
+    async def _receive(self, action: Receive) -> bytes:
         assert self._chunks is not None
         try:
             return await anext(self._chunks, b"")
         except httpx.HTTPError as exc:
             raise translate(exc, "reading the event stream") from exc
+
+    async def _sleep(self, action: Sleep) -> None:
+        await anyio.sleep(action.seconds)
 
     async def _close_stream(self) -> None:
         response, self._response, self._chunks = self._response, None, None

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import orjson
 
+from remote_graph._core.actions import OpenStream, Request, Timeouts
 from remote_graph.errors import RemoteConnectionError, RemoteGraphError, RemoteTimeoutError
 
+_sdk_default: Callable[[Any], Any] | None
 try:  # encode inputs exactly as the SDK's REST paths do (pydantic models, messages, sets)
     from langgraph_sdk._shared.utilities import _orjson_default as _sdk_default
 except ImportError:  # pragma: no cover - the SDK moved it; same rules, written here
@@ -46,5 +49,28 @@ def translate(exc: httpx.HTTPError, doing: str) -> RemoteGraphError:
     return RemoteConnectionError(f"connection failed while {doing}: {exc!r}")
 
 
-JSON_HEADERS = {"content-type": "application/json"}
-SSE_HEADERS = {"content-type": "application/json", "accept": "text/event-stream", "cache-control": "no-store"}
+_JSON_HEADERS = {"content-type": "application/json"}
+_SSE_HEADERS = {"content-type": "application/json", "accept": "text/event-stream", "cache-control": "no-store"}
+
+
+def request_args(action: Request, timeouts: Timeouts, headers: dict[str, str]) -> dict[str, Any]:
+    """Keyword arguments for ``client.request`` carrying out ``action``."""
+    return {
+        "method": action.method,
+        "url": action.path,
+        "content": encode(action.json) if action.json is not None else None,
+        "params": action.params,
+        "headers": {**_JSON_HEADERS, **headers},
+        "timeout": timeouts.request,
+    }
+
+
+def stream_request(http: httpx.Client | httpx.AsyncClient, action: OpenStream, timeouts: Timeouts, headers: dict[str, str]) -> httpx.Request:
+    """The SSE request for ``action``; reads may be silent for ``timeouts.read``."""
+    return http.build_request(
+        "POST",
+        action.path,
+        content=encode(action.json),
+        headers={**_SSE_HEADERS, **headers},
+        timeout=httpx.Timeout(timeouts.request, read=timeouts.read),
+    )

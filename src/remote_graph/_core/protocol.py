@@ -179,7 +179,7 @@ class RunProtocol:
         scope = _RunScope(self)
         reconnects = 0
         while True:
-            request = {"channels": list(CHANNELS)}
+            request: dict[str, Any] = {"channels": list(CHANNELS)}
             if self._last_seq is not None:
                 request["since"] = self._last_seq
             reply = yield OpenStream(f"{self._thread_path}/stream/events", request)
@@ -233,11 +233,12 @@ class _RunScope:
         params = envelope.get("params") or {}
         ns = tuple(params.get("namespace") or ())
         data = params.get("data")
-        is_root_lifecycle = method == "lifecycle" and not ns and isinstance(data, Mapping)
+        root_lifecycle = data if method == "lifecycle" and not ns and isinstance(data, Mapping) else None
         if not self.ours:
-            self.ours = is_root_lifecycle and envelope.get("event_id") == self._running_id
+            self.ours = root_lifecycle is not None and envelope.get("event_id") == self._running_id
             return
-        if is_root_lifecycle:
+        if root_lifecycle is not None:
+            data = root_lifecycle
             event = data.get("event")
             if event == "running":
                 # A later run started: ours ended with no terminal event (a rollback cancel).
@@ -283,7 +284,8 @@ class _RunScope:
         self._settle_deadline = deadline
         while True:
             reply: Response = yield Request("GET", f"{p._thread_path}/runs/{quote(str(p.run_id), safe='')}")
-            if reply.status != 200 or reply.body.get("status") in _RUN_DONE or p._clock() > deadline:
+            run = reply.body if reply.status == 200 and isinstance(reply.body, Mapping) else None
+            if run is None or run.get("status") in _RUN_DONE or p._clock() > deadline:
                 break
             yield Sleep(0.02)
         reply = yield Request("GET", f"{p._thread_path}/state")
