@@ -104,11 +104,6 @@ class RemoteGraph(_UpstreamRemoteGraph):
         self.stream_transformers: tuple[TransformerFactory, ...] = tuple(stream_transformers)
         self.timeouts = timeouts if timeouts is not None else Timeouts()
 
-    def copy(self, update: dict[str, Any]) -> RemoteGraph:
-        attrs = {**self.__dict__, **update}
-        # The default-client kwargs are consumed by __init__; the built clients carry them.
-        return self.__class__(attrs.pop("assistant_id"), **attrs)
-
     # --- v3 --------------------------------------------------------------------
 
     def _mux(self, transformers: Sequence[TransformerFactory] | None, *, is_async: bool) -> StreamMux:

@@ -36,18 +36,12 @@ class _Subgraph:
 
 
 @dataclass
-class _Held:
-    """An ``updates`` event emptied by the server's interrupt stripping."""
-
-    ns: Namespace
-
-
-@dataclass
 class WireConverter:
     """Stateful converter for the events of one run (root lifecycle excluded)."""
 
     interrupts: list[tuple[Namespace, Interrupt]] = field(default_factory=list)
-    _held: _Held | None = None
+    # Namespace of an ``updates`` event the server emptied by stripping its interrupt.
+    _held: Namespace | None = None
     # Interrupt ids already carried by an ``updates`` / ``values`` part at a namespace.
     _on_updates: dict[Namespace, set[str]] = field(default_factory=dict)
     _on_values: dict[Namespace, set[str]] = field(default_factory=dict)
@@ -61,7 +55,7 @@ class WireConverter:
             return self._interrupt(ns, data)
         parts = self._release_held()
         if method == "updates" and data == {}:
-            self._held = _Held(ns)
+            self._held = ns
             return parts
         if method == "values":
             parts.append(
@@ -102,7 +96,7 @@ class WireConverter:
         if any(known.id == interrupt_id for _, known in self.interrupts):
             return []
         self.interrupts.append((ns, Interrupt(value=revive(data.get("payload")), id=interrupt_id)))
-        if self._held is not None and self._held.ns == ns:
+        if self._held == ns:
             return self._release_held()
         return []
 
@@ -119,9 +113,9 @@ class WireConverter:
         held, self._held = self._held, None
         if held is None:
             return []
-        fresh = self._claim(self._on_updates, held.ns)
+        fresh = self._claim(self._on_updates, held)
         data: dict[str, Any] = {"__interrupt__": fresh} if fresh else {}
-        return [{"type": "updates", "ns": held.ns, "data": data}]
+        return [{"type": "updates", "ns": held, "data": data}]
 
     # --- messages ---------------------------------------------------------
 
