@@ -244,6 +244,35 @@ def build_custom() -> StateGraph:
     return g
 
 
+# --- parallel writers on one reducer channel -------------------------------
+
+
+class ParallelState(TypedDict):
+    items: Annotated[list[str], operator.add]
+    total: int
+
+
+def build_parallel() -> StateGraph:
+    """Three tasks append to ``items`` in one step, then a join sums them."""
+
+    def writer(name: str) -> Callable[[ParallelState], dict[str, Any]]:
+        def node(state: ParallelState) -> dict[str, Any]:
+            return {"items": [f"{name}-{len(state['items'])}"]}
+
+        return node
+
+    def join(state: ParallelState) -> dict[str, Any]:
+        return {"total": len(state["items"])}
+
+    g = StateGraph(ParallelState)
+    for name in ("w_c", "w_a", "w_b"):
+        g.add_node(name, writer(name))
+        g.add_edge(START, name)
+        g.add_edge(name, "join")
+    g.add_node("join", join)
+    return g
+
+
 # --- a slow graph, for abort and cancellation ---------------------------------
 
 
@@ -340,6 +369,7 @@ BUILDERS: dict[str, Callable[[], StateGraph]] = {
     "boom": build_boom,
     "custom": build_custom,
     "slow": build_slow,
+    "parallel": build_parallel,
     "agent": build_agent,
 }
 
@@ -352,4 +382,5 @@ subask = build_subask().compile()
 boom = build_boom().compile()
 custom = build_custom().compile()
 slow = build_slow().compile()
+parallel = build_parallel().compile()
 agent = build_agent().compile()

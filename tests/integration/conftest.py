@@ -24,3 +24,9 @@ def server_url() -> Iterator[str]:
         return
     with LangGraphDevServer(APP / "langgraph.json", startup_timeout=120) as server:
         yield server.url
+
+
+@pytest.fixture(params=["sync", "async"])
+def flavour(request: pytest.FixtureRequest) -> str:
+    """The API a conformance scenario runs on: the sync or the async one."""
+    return str(request.param)

@@ -139,6 +139,15 @@ class SyncLane(Lane):
     def interleave(self, run: Any, *names: str) -> list[tuple[str, Any]]:
         return list(run.interleave(*names))
 
+    def state(self, graph: Any, config: Any) -> Any:
+        return graph.get_state(config)
+
+    def history(self, graph: Any, config: Any) -> list[Any]:
+        return list(graph.get_state_history(config))
+
+    def update_state(self, graph: Any, config: Any, values: Any, as_node: str | None = None) -> Any:
+        return graph.update_state(config, values, as_node=as_node)
+
     def abort_after(self, run: Any, name: str, n: int) -> tuple[list[Any], Any]:
         items = []
         with run:
@@ -224,6 +233,18 @@ class AsyncLane(Lane):
 
         return self._run(go())
 
+    def state(self, graph: Any, config: Any) -> Any:
+        return self._run(graph.aget_state(config))
+
+    def history(self, graph: Any, config: Any) -> list[Any]:
+        async def go() -> list[Any]:
+            return [s async for s in graph.aget_state_history(config)]
+
+        return self._run(go())
+
+    def update_state(self, graph: Any, config: Any, values: Any, as_node: str | None = None) -> Any:
+        return self._run(graph.aupdate_state(config, values, as_node=as_node))
+
     def abort_after(self, run: Any, name: str, n: int) -> tuple[list[Any], Any]:
         async def go() -> tuple[list[Any], Any]:
             items = []
@@ -253,4 +274,13 @@ class RemoteAsync(AsyncLane):
     kind = "remote"
 
 
-LANES = {("local", "sync"): LocalSync, ("remote", "sync"): RemoteSync, ("local", "async"): LocalAsync, ("remote", "async"): RemoteAsync}
+def run_lane(kind: str, flavour: str, server_url: str, fn: Callable[[Lane], Any]) -> Any:
+    """Run one scenario on one lane, closing the lane afterwards."""
+    lane = LANES[(kind, flavour)](server_url)
+    try:
+        return fn(lane)
+    finally:
+        lane.close()
+
+
+LANES: dict[tuple[str, str], type[Lane]] = {("local", "sync"): LocalSync, ("remote", "sync"): RemoteSync, ("local", "async"): LocalAsync, ("remote", "async"): RemoteAsync}

@@ -14,7 +14,7 @@ from langgraph.stream._types import StreamTransformer
 from langgraph.stream.stream_channel import StreamChannel
 from langgraph.types import Command
 
-from tests.integration.lanes import LANES, Lane, error_of, norm, norm_event
+from tests.integration.lanes import Lane, error_of, norm, norm_event, run_lane
 
 pytestmark = pytest.mark.integration
 
@@ -374,24 +374,11 @@ def prebuilt_transformer_instance_rejected(lane: Lane) -> Any:
 # --- parametrization -------------------------------------------------------------------
 
 
-@pytest.fixture(params=["sync", "async"])
-def flavour(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-def _run(kind: str, flavour: str, server_url: str, fn: Scenario) -> Any:
-    lane = LANES[(kind, flavour)](server_url)
-    try:
-        return fn(lane)
-    finally:
-        lane.close()
-
-
 @pytest.fixture
 def run_both(server_url: str, flavour: str) -> Iterator[Callable[[Scenario], tuple[Any, Any]]]:
     def both(fn: Scenario) -> tuple[Any, Any]:
         reference_flavour = "sync" if fn is interleave_values_updates_lifecycle else flavour
-        return _run("local", reference_flavour, server_url, fn), _run("remote", flavour, server_url, fn)
+        return run_lane("local", reference_flavour, server_url, fn), run_lane("remote", flavour, server_url, fn)
 
     yield both
 

@@ -96,10 +96,8 @@ def test_async_wait(server_url: str) -> None:
 @pytest.mark.parametrize(
     "kwargs, name",
     [
-        ({"interrupt_before": ["b"]}, "interrupt_before"),
-        ({"interrupt_after": ["a"]}, "interrupt_after"),
         ({"context": {"who": "x"}}, "context"),
-        ({"durability": "exit"}, "durability"),
+        ({"output_keys": ["x"]}, "output_keys"),
         ({"bogus_kw": 1}, "bogus_kw"),
     ],
 )
@@ -124,17 +122,6 @@ def test_unreachable_server_raises_a_connection_error() -> None:
         graph.stream_events({"x": 1, "log": []}, version="v3").output
 
 
-def test_new_input_on_an_interrupted_thread_is_refused(server_url: str) -> None:
-    graph = remote(server_url, "gate")
-    config = thread()
-    assert graph.stream_events({"x": 1, "answer": ""}, config, version="v3").interrupted
-    with pytest.raises(ValueError, match="interrupted"):
-        graph.stream_events({"x": 5, "answer": ""}, config, version="v3").output
-    # The refused input did not reach the server: the interrupt is still pending.
-    resumed = graph.stream_events(Command(resume="ok"), config, version="v3")
-    assert resumed.output == {"x": 20, "answer": "ok"}
-
-
 def test_plain_resume_with_two_pending_interrupts_is_refused(server_url: str) -> None:
     graph = remote(server_url, "twoask")
     config = thread()
@@ -143,22 +130,63 @@ def test_plain_resume_with_two_pending_interrupts_is_refused(server_url: str) ->
         graph.stream_events(Command(resume="x"), config, version="v3").output
 
 
-def test_resume_with_update_and_goto(server_url: str) -> None:
+def test_async_wait_stops_at_the_pause(server_url: str) -> None:
+    async def go() -> tuple[str, Any]:
+        run = await remote(server_url, "gate").astream_events({"x": 1, "answer": ""}, thread(), version="v3")
+        return await run.wait(), run.snapshot()
+
+    status, snap = asyncio.run(asyncio.wait_for(go(), 60))
+    assert status == "interrupted" and [i.value for i in snap.interrupts] == [{"question": "approve?", "x": 2}]
+
+
+SLOW = {"x": 20, "log": []}  # ticks for about 2 s
+
+
+def busy_thread(server_url: str) -> tuple[RemoteGraph, dict[str, Any], Any]:
+    """A thread whose first run is running on the server (it has ticked once)."""
+    graph = remote(server_url, "slow")
+    config = thread()
+    first = graph.stream_events(SLOW, config, version="v3")
+    next(iter(first.custom))
+    return graph, config, first
+
+
+def test_reject_on_a_busy_thread_fails_at_once_with_409(server_url: str) -> None:
+    graph, config, first = busy_thread(server_url)
+    with pytest.raises(RemoteCommandError, match="already running") as info:
+        graph.stream_events({"x": 1, "log": []}, config, version="v3", multitask_strategy="reject").output
+    assert info.value.status == 409
+    # No 5 s wait on the busy thread: the first run is still running.
+    assert get_sync_client(url=server_url).runs.get(first.thread_id, str(first.run_id))["status"] == "running"
+    assert first.output == {"x": 20, "log": ["ticked"]}
+
+
+def test_enqueue_on_a_busy_thread_waits_for_the_first_run(server_url: str) -> None:
+    graph, config, first = busy_thread(server_url)
+    second = graph.stream_events({"x": 1, "log": []}, config, version="v3", multitask_strategy="enqueue")
+    assert second.output == {"x": 1, "log": ["ticked", "ticked"]}
+    assert first.output == {"x": 20, "log": ["ticked"]} and first.snapshot().status == "completed"
+
+
+@pytest.mark.parametrize("strategy, first_status", [("interrupt", "interrupted"), ("rollback", None)])
+def test_interrupt_and_rollback_cancel_the_running_run(server_url: str, strategy: str, first_status: str | None) -> None:
+    graph, config, first = busy_thread(server_url)
+    second = graph.stream_events({"x": 1, "log": []}, config, version="v3", multitask_strategy=strategy)
+    # The first run never wrote its update, so the second one starts from the input alone.
+    assert second.output == {"x": 1, "log": ["ticked"]}
+    assert first.wait() == "cancelled"
+    runs = {r["run_id"]: r["status"] for r in get_sync_client(url=server_url).runs.list(config["configurable"]["thread_id"])}
+    assert runs.get(str(first.run_id)) == first_status  # rollback deletes the run
+
+
+def test_a_replayed_interrupt_is_resumed_although_the_protocol_session_counts_it_consumed(server_url: str) -> None:
     graph = remote(server_url, "gate")
     config = thread()
     graph.stream_events({"x": 1, "answer": ""}, config, version="v3").output
-    run = graph.stream_events(Command(resume="yes", update={"x": 7}), config, version="v3")
-    assert run.output == {"x": 70, "answer": "yes"}
-
-
-def test_fork_from_checkpoint_id(server_url: str) -> None:
-    graph = remote(server_url, "linear")
-    config = thread()
-    graph.stream_events({"x": 1, "log": []}, config, version="v3").output
-    graph.stream_events({"x": 2, "log": []}, config, version="v3").output
-    history = list(graph.get_state_history(config))
-    # The checkpoint right after the first run finished.
-    first_done = next(s for s in history if s.values.get("log") == ["a", "b"] and not s.next)
-    fork = {"configurable": {**config["configurable"], "checkpoint_id": first_done.config["configurable"]["checkpoint_id"]}}
-    run = graph.stream_events({"x": 3, "log": []}, fork, version="v3")
-    assert run.output == {"x": 40, "log": ["a", "b", "a", "b"]}
+    graph.stream_events(Command(resume="first"), config, version="v3").output
+    before_ask = next(s for s in graph.get_state_history(config) if s.next == ("ask",))
+    replay = graph.stream_events(None, before_ask.config, version="v3")
+    (again,) = replay.interrupts
+    # The same id as the first interrupt: input.respond calls it consumed, so the runs API resumes it.
+    resumed = graph.stream_events(Command(resume={again.id: "second"}), config, version="v3")
+    assert resumed.output == {"x": 20, "answer": "second"}

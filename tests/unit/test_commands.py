@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 from langchain_core.messages import HumanMessage
-from langgraph.types import Command
+from langgraph.types import Command, Send
 
 from remote_graph._core.commands import RunOptions, StartPlan, wire_config
 
@@ -14,39 +14,73 @@ def plan(input, **kw) -> StartPlan:  # type: ignore[no-untyped-def]
     return StartPlan(assistant_id="g", input=input, config={}, options=RunOptions(**kw))
 
 
-def test_run_start_carries_input_metadata_and_camel_case_strategy() -> None:
-    body = plan({"messages": [HumanMessage("hi")]}, metadata={"k": 1}, multitask_strategy="reject").command(None)
-    assert body["method"] == "run.start"
-    assert body["params"]["multitaskStrategy"] == "reject" and body["params"]["metadata"] == {"k": 1}
-    assert isinstance(body["params"]["input"]["messages"][0], HumanMessage)  # encoded later, the SDK's way
+def start(input, state=None, **kw):  # type: ignore[no-untyped-def]
+    return plan(input, **kw).request("/threads/t", state)
 
 
-def test_input_on_an_interrupted_thread_is_refused() -> None:
-    with pytest.raises(ValueError, match="i1"):
-        plan({"x": 1}).command(STATE_ONE)
+def test_a_run_starts_through_the_runs_api_marked_for_v3_events() -> None:
+    req = start({"messages": [HumanMessage("hi")]}, metadata={"k": 1}, multitask_strategy="reject", interrupt_before=["b"])
+    assert (req.method, req.path) == ("POST", "/threads/t/runs")
+    body = req.json
+    assert body["config"]["configurable"]["__event_streaming_v2"] is True
+    assert body["stream_subgraphs"] and body["stream_resumable"] and body["if_not_exists"] == "create"
+    assert body["multitask_strategy"] == "reject" and body["metadata"] == {"k": 1}
+    assert body["interrupt_before"] == ["b"] and "interrupt_after" not in body
+    assert isinstance(body["input"]["messages"][0], HumanMessage)  # encoded later, the SDK's way
+
+
+def test_fork_target_is_sent_where_the_runs_api_reads_it() -> None:
+    p = StartPlan(assistant_id="g", input=None, config={"configurable": {"checkpoint_id": "c1"}}, options=RunOptions())
+    body = p.request("/threads/t", None).json
+    assert body["checkpoint_id"] == "c1" and body["config"]["configurable"]["checkpoint_id"] == "c1"
+
+
+def test_input_on_an_interrupted_thread_is_a_new_pass_not_a_resume() -> None:
+    plan_ = plan({"x": 1})
+    assert not plan_.needs_state()
+    req = plan_.request("/threads/t", STATE_ONE)
+    assert req.path.endswith("/runs") and req.json["input"] == {"x": 1} and "command" not in req.json
 
 
 def test_resume_maps_to_input_respond() -> None:
-    body = plan(Command(resume="yes", update={"x": 1}, goto="b")).command(STATE_ONE)
-    assert body["method"] == "input.respond"
-    assert body["params"]["responses"] == [{"interrupt_id": "i1", "response": "yes", "namespace": []}]
-    assert body["params"]["update"] == {"x": 1} and body["params"]["goto"] == "b"
+    assert plan(Command(resume="yes")).needs_state()
+    req = start(Command(resume="yes", update={"x": 1}, goto="b"), STATE_ONE)
+    assert req.path == "/threads/t/commands" and req.json["method"] == "input.respond"
+    params = req.json["params"]
+    assert params["responses"] == [{"interrupt_id": "i1", "response": "yes", "namespace": []}]
+    assert params["update"] == {"x": 1} and params["goto"] == "b"
+
+
+def test_resume_with_run_options_goes_through_the_runs_api_command() -> None:
+    req = start(Command(resume="yes"), STATE_ONE, interrupt_after=["a"])
+    assert req.path.endswith("/runs") and req.json["command"] == {"resume": "yes"} and req.json["input"] is None
+
+
+def test_update_and_goto_without_resume_are_a_run_command() -> None:
+    req = start(Command(update=[("x", 5)], goto=[Send("b", {"x": 1}), "a"]))
+    assert req.json["command"] == {"update": [["x", 5]], "goto": [{"node": "b", "input": {"x": 1}}, "a"]}
+    with pytest.raises(ValueError, match="graph="):
+        start(Command(graph=Command.PARENT, goto="a"))
+    with pytest.raises(TypeError, match="node names or Send"):
+        start(Command(goto=[1]))
 
 
 def test_resume_by_id_map_and_ambiguity() -> None:
-    body = plan(Command(resume={"a": 1, "b": 2})).command(STATE_TWO)
-    assert [r["interrupt_id"] for r in body["params"]["responses"]] == ["a", "b"]
+    req = start(Command(resume={"a": 1, "b": 2}), STATE_TWO)
+    assert [r["interrupt_id"] for r in req.json["params"]["responses"]] == ["a", "b"]
     with pytest.raises(ValueError, match="2 pending interrupts"):
-        plan(Command(resume="x")).command(STATE_TWO)
+        start(Command(resume="x"), STATE_TWO)
     with pytest.raises(ValueError, match="no pending interrupt"):
-        plan(Command(resume="x")).command(None)
-    with pytest.raises(NotImplementedError, match="update_state"):
-        plan(Command(update={"x": 1})).command(STATE_ONE)
+        start(Command(resume="x"), None)
 
 
 def test_run_options_refuse_what_would_be_dropped() -> None:
-    with pytest.raises(NotImplementedError, match="interrupt_before"):
-        RunOptions.from_kwargs({"interrupt_before": ["a"]})
+    with pytest.raises(NotImplementedError, match="runtime context"):
+        RunOptions.from_kwargs({"context": {"user": "u"}})
+    with pytest.raises(TypeError, match="interrupt_before"):
+        RunOptions.from_kwargs({"interrupt_before": "a"})
+    with pytest.raises(ValueError, match="durability"):
+        RunOptions.from_kwargs({"durability": "forever"})
     with pytest.raises(NotImplementedError, match="whatever"):
         RunOptions.from_kwargs({"whatever": 1})
     with pytest.raises(ValueError, match="multitask_strategy"):

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from langgraph.types import Command
 
 from remote_graph._core.actions import Done, Emit, Fail, OpenStream, Receive, Request, Response, Sleep, Timeouts
 from remote_graph._core.commands import RunOptions, StartPlan
@@ -44,8 +45,12 @@ class Server:
     def answer(self, action: Any) -> Any:
         if isinstance(action, Request):
             self.requests.append(action)
+            if action.path.endswith("/runs") and action.method == "POST":
+                return Response(200, {"run_id": RUN, "status": "pending"})
             if action.path.endswith("/commands"):
-                return Response(200, {"type": "success", "id": 1, "result": {"run_id": RUN}})
+                return Response(200, {"type": "success", "id": 1, "result": {}})
+            if action.path.endswith("/runs"):
+                return Response(200, [{"run_id": RUN}])
             return self.rest(action)
         if isinstance(action, OpenStream):
             self.opened.append(action)
@@ -114,6 +119,30 @@ def test_interrupted_run_waits_for_the_interrupts_the_state_names() -> None:
     assert [part["type"] for part in parts] == ["updates", "values", "updates", "values"]
 
 
+def test_interrupted_run_waits_for_tasks_that_finished_beside_the_interrupt() -> None:
+    ai = {"type": "ai", "id": "m1", "content": [{"type": "text", "text": "hi"}]}
+    stream = [
+        lifecycle(1, RUN, "running"),
+        frame(2, "updates", {}) + frame(3, "input.requested", {"interrupt_id": "a", "payload": "A?"}),
+        lifecycle(4, RUN, "interrupted"),
+        frame(5, "values", {"x": 3, "messages": []}),
+        frame(6, "updates", {"finish": {"x": 30}}),
+        frame(7, "values", {"x": 30, "messages": [ai]}),
+        frame(8, "values", {"never": "read"}),
+    ]
+    # The REST state serializes the message differently from the event stream.
+    state = {"values": {"x": 30, "messages": [{"type": "ai", "id": "m1", "content": "hi", "tool_calls": []}]}, "tasks": [{"interrupts": [{"id": "a"}]}]}
+
+    def rest(request: Request) -> Response:
+        return Response(200, {"status": "success"} if request.path.endswith(f"/runs/{RUN}") else state)
+
+    p = protocol({"x": 1})
+    parts, end = drive(p, Server([stream], rest))
+    assert isinstance(end, Done) and p.status == "interrupted"
+    assert [part["type"] for part in parts] == ["updates", "values", "updates", "values"]
+    assert parts[-1]["data"]["x"] == 30
+
+
 def test_cancelled_run_ends_on_interrupted_without_interrupts_or_on_the_next_run() -> None:
     p = protocol({"x": 1})
     _, end = drive(p, Server([[lifecycle(1, RUN, "running"), lifecycle(2, RUN, "interrupted")]]))
@@ -151,13 +180,13 @@ def test_a_stream_that_keeps_dropping_fails_with_a_connection_error() -> None:
 def test_refused_command_is_a_command_error() -> None:
     class Refusing(Server):
         def answer(self, action: Any) -> Any:
-            if isinstance(action, Request) and action.path.endswith("/commands"):
-                return Response(200, {"type": "error", "error": "unknown_error", "message": "409: Thread is busy"})
+            if isinstance(action, Request) and action.path.endswith("/runs"):
+                return Response(409, {"detail": "Thread is already running a task. Wait for it to finish or choose a different multitask strategy."})
             return super().answer(action)
 
     _, end = drive(protocol({"x": 1}), Refusing([]))
     assert isinstance(end, Fail) and isinstance(end.error, RemoteCommandError)
-    assert end.error.status == 409 and end.error.code == "unknown_error"
+    assert end.error.status == 409 and "already running" in str(end.error)
 
 
 def test_cancel_request_only_while_running() -> None:
@@ -172,8 +201,21 @@ def test_cancel_request_only_while_running() -> None:
     assert p.status == "cancelled" and p.cancel_request() is None
 
 
-@pytest.mark.parametrize("thread_given, fetches_state", [(False, False), (True, True)])
-def test_thread_state_is_read_only_for_a_named_thread(thread_given: bool, fetches_state: bool) -> None:
-    server = Server([[lifecycle(1, RUN, "running"), lifecycle(2, RUN, "completed")]])
-    drive(protocol({"x": 1}, thread_given=thread_given), server)
+@pytest.mark.parametrize(
+    "input, thread_given, fetches_state",
+    [({"x": 1}, True, False), (Command(resume="y"), False, False), (Command(resume="y"), True, True)],
+)
+def test_thread_state_is_read_only_to_resume_a_named_thread(input: Any, thread_given: bool, fetches_state: bool) -> None:
+    state = Response(200, {"tasks": [{"interrupts": [{"id": "i1"}]}]})
+    server = Server([[lifecycle(1, RUN, "running"), lifecycle(2, RUN, "completed")]], rest=lambda r: state)
+    drive(protocol(input, thread_given=thread_given), server)
     assert any(r.path.endswith("/state") for r in server.requests) is fetches_state
+
+
+def test_resume_learns_its_run_from_the_thread_newest_run() -> None:
+    state = Response(200, {"tasks": [{"interrupts": [{"id": "i1"}]}]})
+    server = Server([[lifecycle(1, RUN, "running"), lifecycle(2, RUN, "completed")]], rest=lambda r: state)
+    p = protocol(Command(resume="y"), thread_given=True)
+    _, end = drive(p, server)
+    assert isinstance(end, Done) and p.run_id == RUN
+    assert [r.path for r in server.requests] == ["/threads/t1/state", "/threads/t1/commands", "/threads/t1/runs"]

@@ -7,27 +7,44 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID, uuid4
 
-from langgraph.types import Command
+from langgraph.types import Command, Send
+
+from remote_graph._core.actions import Request
 
 # Config keys that only make sense inside one process's Pregel loop.
 _PROCESS_LOCAL_KEYS = frozenset({"checkpoint_ns", "checkpoint_map", "task_id", "__pregel_strict_resume"})
 
 MULTITASK_STRATEGIES = ("reject", "interrupt", "rollback", "enqueue")
 
-# Keyword arguments local ``stream_events(version="v3")`` forwards to ``stream()``,
-# which the v3 protocol's ``run.start`` silently drops. Honouring none of them
-# silently is the rule, so each one is refused with the reason.
+# Keyword arguments local ``stream_events(version="v3")`` forwards to ``stream()``
+# that a remote run cannot honour. Honouring none of them silently is the rule,
+# so each one is refused with the reason.
 _UNSUPPORTED: dict[str, str] = {
-    "interrupt_before": "the server's v3 run.start ignores interrupt_before",
-    "interrupt_after": "the server's v3 run.start ignores interrupt_after",
-    "context": "the server's v3 run.start drops context (runtime.context is always None)",
-    "durability": "the server's v3 run.start ignores durability",
+    "context": (
+        "the server cannot carry runtime context on a v3-streamed run: run.start drops it, and its runs "
+        "API refuses context next to the configurable marker that turns v3 events on"
+    ),
     "control": "RunControl drains an in-process loop; a remote run can only be cancelled (use run.abort())",
-    "output_keys": "the server's v3 run.start has no output_keys",
+    "output_keys": "the server's runs have no output_keys",
     "print_mode": "print_mode prints from the in-process loop; there is none on the client",
-    "debug": "the server's v3 run.start has no debug flag",
-    "checkpoint_during": "the server's v3 run.start ignores checkpointing options",
+    "debug": "the server's runs have no debug flag",
+    "checkpoint_during": "it is deprecated; pass durability= instead",
 }
+
+DURABILITIES = ("sync", "async", "exit")
+
+# What the server's own run.start asks of a v3-streamed run. A run created
+# through the runs API with these settings streams the same events.
+_V3_MARKER = "__event_streaming_v2"
+_V3_STREAM_MODES = ("values", "updates", "messages", "custom", "tasks", "checkpoints")
+
+
+def _node_names(name: str, value: Any) -> list[str] | str | None:
+    if value is None or value == "*":
+        return value
+    if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise TypeError(f"{name} must be '*' or a list of node names, got {value!r}")
+    return list(value)
 
 
 @dataclass(frozen=True)
@@ -37,6 +54,9 @@ class RunOptions:
     metadata: dict[str, Any] | None = None
     multitask_strategy: str | None = None
     headers: dict[str, str] | None = None
+    interrupt_before: list[str] | str | None = None
+    interrupt_after: list[str] | str | None = None
+    durability: str | None = None
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> RunOptions:
@@ -45,6 +65,9 @@ class RunOptions:
         metadata = rest.pop("metadata", None)
         strategy = rest.pop("multitask_strategy", None)
         headers = rest.pop("headers", None)
+        before = _node_names("interrupt_before", rest.pop("interrupt_before", None))
+        after = _node_names("interrupt_after", rest.pop("interrupt_after", None))
+        durability = rest.pop("durability", None)
         for name, value in rest.items():
             if value is None:
                 continue  # an explicit None asks for nothing
@@ -56,10 +79,15 @@ class RunOptions:
             raise ValueError(f"multitask_strategy must be one of {', '.join(MULTITASK_STRATEGIES)}; got {strategy!r}")
         if headers is not None and not isinstance(headers, Mapping):
             raise TypeError(f"headers must be a mapping, got {type(headers).__name__}")
+        if durability is not None and durability not in DURABILITIES:
+            raise ValueError(f"durability must be one of {', '.join(DURABILITIES)}; got {durability!r}")
         return cls(
             metadata=dict(metadata) if metadata is not None else None,
             multitask_strategy=strategy,
             headers=dict(headers) if headers is not None else None,
+            interrupt_before=before,
+            interrupt_after=after,
+            durability=durability,
         )
 
 
@@ -115,7 +143,17 @@ def wire_config(config: Mapping[str, Any] | None) -> tuple[str, dict[str, Any], 
 
 @dataclass
 class StartPlan:
-    """What to send to start this run, decided once the thread's state is known."""
+    """What to send to start this run, decided once the thread's state is known.
+
+    A run starts through the runs API, marked the way the server's own
+    ``run.start`` marks it, so it streams the same v3 events while keeping
+    what ``run.start`` drops: ``Command(update=..., goto=...)``,
+    ``interrupt_before`` / ``interrupt_after``, ``durability``, and new input
+    on an interrupted thread (a new pass over the input, as locally, where
+    ``run.start`` would take it as the resume value). It also never meets
+    ``run.start``'s 5 s wait on a busy thread. A resume goes through the
+    protocol's ``input.respond``.
+    """
 
     assistant_id: str
     input: Any
@@ -123,57 +161,85 @@ class StartPlan:
     options: RunOptions
     thread_given: bool = True
 
+    @property
+    def resumes(self) -> bool:
+        return isinstance(self.input, Command) and self.input.resume is not None
+
     def needs_state(self) -> bool:
-        """Whether the thread's pending interrupts decide the command.
+        """Whether the thread's pending interrupts decide the request.
 
-        A fresh thread (no ``thread_id`` in the config) has none, so the
-        round trip is skipped.
+        Only a resume needs them. A fresh thread (no ``thread_id`` in the
+        config) has none, so the round trip is skipped.
         """
-        return self.thread_given and self.input is not None
+        return self.thread_given and self.resumes
 
-    def command(self, state: Mapping[str, Any] | None) -> dict[str, Any]:
-        """The protocol command body; raises for input the server would misread."""
-        pending = pending_interrupts(state)
-        if isinstance(self.input, Command):
-            return {"id": 1, "method": "input.respond", "params": self._respond(self.input, pending)}
-        if self.input is not None and pending:
-            ids = ", ".join(p["interrupt_id"] for p in pending)
-            raise ValueError(
-                "The thread is interrupted (pending interrupts: "
-                f"{ids}). The server would take this input as the resume value; "
-                "resume with Command(resume=...) instead, or start a new thread."
-            )
-        params: dict[str, Any] = {"assistant_id": self.assistant_id, "input": self.input, "config": self.config}
-        if self.options.metadata is not None:
-            params["metadata"] = self.options.metadata
-        if self.options.multitask_strategy is not None:
-            params["multitaskStrategy"] = self.options.multitask_strategy
-        return {"id": 1, "method": "run.start", "params": params}
+    def request(self, thread_path: str, state: Mapping[str, Any] | None, *, via_runs: bool = False) -> Request:
+        """The request that starts the run; raises for input that cannot be sent as given.
 
-    def _respond(self, command: Command, pending: list[dict[str, Any]]) -> dict[str, Any]:
-        if command.resume is None:
-            raise NotImplementedError(
-                "Command without resume= cannot be sent over the v3 protocol: input.respond needs a "
-                "resume value and run.start drops Command. Use update_state() and then run with input=None."
-            )
+        ``via_runs`` sends a resume as a runs API ``Command`` instead of
+        ``input.respond``, for interrupts the protocol session does not know.
+        """
+        command = self.input if isinstance(self.input, Command) else None
+        if command is not None and command.graph is not None:
+            raise ValueError("Command(graph=...) only makes sense when returned from a node, not as a run's input.")
+        if command is not None and command.resume is not None:
+            resume = self._resume(command.resume, pending_interrupts(state))
+            if not via_runs and not self._needs_runs_api():
+                return Request("POST", f"{thread_path}/commands", json=self._respond(command, resume))
+        return Request("POST", f"{thread_path}/runs", json=self._run_body(command))
+
+    def _needs_runs_api(self) -> bool:
+        o = self.options
+        return o.interrupt_before is not None or o.interrupt_after is not None or o.durability is not None
+
+    def _run_body(self, command: Command | None) -> dict[str, Any]:
+        config = dict(self.config)
+        configurable = {**(config.get("configurable") or {}), _V3_MARKER: True}
+        config["configurable"] = configurable
+        body: dict[str, Any] = {
+            "assistant_id": self.assistant_id,
+            "input": None if command is not None else self.input,
+            "config": config,
+            "stream_mode": list(_V3_STREAM_MODES),
+            "stream_subgraphs": True,
+            "stream_resumable": True,
+            "if_not_exists": "create",
+        }
+        if command is not None:
+            body["command"] = _command_payload(command)
+        checkpoint_id = configurable.get("checkpoint_id")
+        if checkpoint_id is not None:
+            # The runs API reads a fork target from the top-level field, as run.start does.
+            body["checkpoint_id"] = checkpoint_id
+        o = self.options
+        for key, value in (
+            ("metadata", o.metadata),
+            ("multitask_strategy", o.multitask_strategy),
+            ("interrupt_before", o.interrupt_before),
+            ("interrupt_after", o.interrupt_after),
+            ("durability", o.durability),
+        ):
+            if value is not None:
+                body[key] = value
+        return body
+
+    def _resume(self, resume: Any, pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The ``input.respond`` responses: one per interrupt answered."""
         if not pending:
             raise ValueError("Command(resume=...) was given but the thread has no pending interrupt to resume.")
         by_id = {p["interrupt_id"]: p for p in pending}
-        resume = command.resume
         if isinstance(resume, Mapping) and resume and all(key in by_id for key in resume):
-            responses = [
-                {"interrupt_id": key, "response": value, "namespace": by_id[key]["namespace"]}
-                for key, value in resume.items()
-            ]
-        elif len(pending) == 1:
+            return [{"interrupt_id": key, "response": value, "namespace": by_id[key]["namespace"]} for key, value in resume.items()]
+        if len(pending) == 1:
             only = pending[0]
-            responses = [{"interrupt_id": only["interrupt_id"], "response": resume, "namespace": only["namespace"]}]
-        else:
-            ids = ", ".join(by_id)
-            raise ValueError(
-                f"The thread has {len(pending)} pending interrupts ({ids}); "
-                "resume them with Command(resume={interrupt_id: value, ...})."
-            )
+            return [{"interrupt_id": only["interrupt_id"], "response": resume, "namespace": only["namespace"]}]
+        ids = ", ".join(by_id)
+        raise ValueError(
+            f"The thread has {len(pending)} pending interrupts ({ids}); "
+            "resume them with Command(resume={interrupt_id: value, ...})."
+        )
+
+    def _respond(self, command: Command, responses: list[dict[str, Any]]) -> dict[str, Any]:
         params: dict[str, Any] = {"responses": responses}
         if command.update is not None:
             params["update"] = _update_payload(command.update)
@@ -183,7 +249,18 @@ class StartPlan:
             params["config"] = self.config
         if self.options.metadata is not None:
             params["metadata"] = self.options.metadata
-        return params
+        return {"id": 1, "method": "input.respond", "params": params}
+
+
+def _command_payload(command: Command) -> dict[str, Any]:
+    payload: dict[str, Any] = {}
+    if command.resume is not None:
+        payload["resume"] = command.resume
+    if command.update is not None:
+        payload["update"] = _update_payload(command.update)
+    if command.goto:
+        payload["goto"] = _goto_payload(command.goto)
+    return payload
 
 
 def _update_payload(update: Any) -> Any:
@@ -198,8 +275,10 @@ def _goto_payload(goto: Any) -> Any:
     for item in items:
         if isinstance(item, str):
             out.append(item)
+        elif isinstance(item, Send):
+            out.append({"node": item.node, "input": item.arg})
         else:
-            raise NotImplementedError(f"Command(goto=...) with a {type(item).__name__} cannot cross the wire; use node names.")
+            raise TypeError(f"Command(goto=...) takes node names or Send objects, got {type(item).__name__}")
     return out[0] if len(out) == 1 and not isinstance(goto, (list, tuple)) else out
 
 

@@ -114,7 +114,8 @@ class WireConverter:
         if held is None:
             return []
         fresh = self._claim(self._on_updates, held)
-        data: dict[str, Any] = {"__interrupt__": fresh} if fresh else {}
+        # Locally a step that paused carries `__interrupt__`, empty for interrupt_before/after.
+        data: dict[str, Any] = {"__interrupt__": fresh}
         return [{"type": "updates", "ns": held, "data": data}]
 
     # --- messages ---------------------------------------------------------

@@ -154,17 +154,26 @@ class RunProtocol:
                 yield Fail(command_error(reply.body, reply.status))
                 return
         try:
-            body = self.plan.command(state)
+            start = self.plan.request(self._thread_path, state)
         except Exception as exc:
             yield Fail(exc)
             return
-        reply = yield Request("POST", f"{self._thread_path}/commands", json=body)
-        if reply.status != 200 or not isinstance(reply.body, Mapping) or reply.body.get("type") != "success":
-            yield Fail(command_error(reply.body, reply.status))
-            return
-        if body["method"] == "run.start":
-            self.run_id = str(reply.body["result"]["run_id"])
+        reply = yield start
+        if _session_forgot_interrupt(reply):
+            # The thread state names the interrupt as pending, but the server's
+            # protocol session counts it consumed: a replayed step re-raises the
+            # id it raised before. The runs API resumes from the thread state.
+            start = self.plan.request(self._thread_path, state, via_runs=True)
+            reply = yield start
+        if start.path.endswith("/runs"):
+            if reply.status != 200 or not isinstance(reply.body, Mapping) or "run_id" not in reply.body:
+                yield Fail(command_error(reply.body, reply.status))
+                return
+            self.run_id = str(reply.body["run_id"])
         else:
+            if reply.status != 200 or not isinstance(reply.body, Mapping) or reply.body.get("type") != "success":
+                yield Fail(command_error(reply.body, reply.status))
+                return
             # input.respond returns no run id; the resumed run is the thread's newest.
             reply = yield Request("GET", f"{self._thread_path}/runs", params={"limit": 1})
             runs = reply.body if reply.status == 200 else None
@@ -227,6 +236,9 @@ class _RunScope:
         self._expected: set[str] | None = None
         self._settle_deadline: float | None = None
         self._input_since_values = False
+        # Shape of the thread's final values, and of the last root values seen.
+        self._final_values: Any = _UNKNOWN
+        self._last_values: Any = _UNKNOWN
 
     def feed(self, envelope: dict[str, Any]) -> Conversation:
         method = envelope.get("method")
@@ -257,6 +269,7 @@ class _RunScope:
             self._input_since_values = True
         elif method == "values" and not ns:
             self._input_since_values = False
+            self._last_values = values_fingerprint(data)
         for part in self.p.converter.convert(str(method), ns, data):
             yield Emit(part)
         if self._expected is not None and self._settled():
@@ -275,7 +288,11 @@ class _RunScope:
 
     def _settled(self) -> bool:
         seen = {interrupt.id for interrupt in self.p.interrupts}
-        return self._expected is not None and self._expected <= seen and not self._input_since_values
+        if self._expected is None or not self._expected <= seen or self._input_since_values:
+            return False
+        # Tasks that finished in the step that paused report their updates and a
+        # last root values after the interrupt; that values equals the thread's.
+        return self._final_values is _UNKNOWN or self._last_values == self._final_values
 
     def _settle(self) -> Conversation:
         """Learn which interrupts this paused run raised, once the server has finished it."""
@@ -291,6 +308,8 @@ class _RunScope:
         reply = yield Request("GET", f"{p._thread_path}/state")
         state = reply.body if reply.status == 200 else None
         self._expected = {item["interrupt_id"] for item in pending_interrupts(state)}
+        if isinstance(state, Mapping) and "values" in state:
+            self._final_values = values_fingerprint(state["values"])
         if self._settled():
             yield from self.end("interrupted")
 
@@ -303,6 +322,31 @@ class _RunScope:
         for part in p.converter.finish(interrupted=False):
             yield Emit(part)
         yield Fail(error)
+
+
+_UNKNOWN: Any = object()
+_MESSAGE_TYPES = frozenset({"human", "user", "ai", "assistant", "system", "tool", "function", "remove", "developer"})
+
+
+def values_fingerprint(value: Any) -> Any:
+    """A comparable shape of a state that ignores how messages are serialized.
+
+    The event stream normalizes messages in ``values`` while the REST state
+    does not, so a message compares by its type and id only.
+    """
+    if isinstance(value, Mapping):
+        kind = value.get("type")
+        if isinstance(kind, str) and kind in _MESSAGE_TYPES and "content" in value:
+            return ("message", value.get("id"))
+        return {key: values_fingerprint(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [values_fingerprint(item) for item in value]
+    return value
+
+
+def _session_forgot_interrupt(reply: Response) -> bool:
+    body = reply.body
+    return reply.status == 200 and isinstance(body, Mapping) and body.get("type") == "error" and body.get("error") == "no_such_interrupt"
 
 
 def _envelope(data: str) -> dict[str, Any] | None:
