@@ -271,7 +271,7 @@ def _update_payload(update: Any) -> Any:
 
 def _goto_payload(goto: Any) -> Any:
     items = goto if isinstance(goto, (list, tuple)) else [goto]
-    out = []
+    out: list[Any] = []
     for item in items:
         if isinstance(item, str):
             out.append(item)
