@@ -49,7 +49,9 @@ class AsyncRunSource(AsyncIterator[dict[str, Any]]):
                     raise action.error
                 reply = await self._perform[type(action)](action)
         except BaseException:
-            await self._finish()
+            # Abandoning the stream (cancelled, or the connection failed) must not
+            # leave the run going on the server.
+            await self.aclose()
             raise
 
     async def aclose(self) -> None:

@@ -49,7 +49,9 @@ class SyncRunSource(Iterator[dict[str, Any]]):
                     raise action.error
                 reply = self._perform[type(action)](action)
         except BaseException:
-            self._finish()
+            # Abandoning the stream (interrupted, or the connection failed) must not
+            # leave the run going on the server.
+            self.close()
             raise
 
     def close(self) -> None:
