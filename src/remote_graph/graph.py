@@ -5,9 +5,12 @@ from __future__ import annotations
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, overload
+from uuid import uuid4
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs
+from langgraph._internal._config import ensure_config
+from langgraph.errors import GraphInterrupt
 from langgraph.pregel.main import _normalize_stream_transformer_factories, _reject_v3_invariant_kwargs
 from langgraph.pregel.remote import RemoteGraph as _UpstreamRemoteGraph
 from langgraph.stream._mux import StreamMux
@@ -17,12 +20,32 @@ from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
 from remote_graph._aio import AsyncRunSource
 from remote_graph._core.actions import Timeouts
 from remote_graph._core.commands import RunOptions, StartPlan, wire_config
+from remote_graph._core.nested import NestedRun
 from remote_graph._core.protocol import RunProtocol
 from remote_graph._sync import SyncRunSource
+from remote_graph.nesting import ChildThreadId, ParentTask, default_child_thread_id, parent_task
 from remote_graph.streams import AsyncRemoteGraphRunStream, RemoteGraphRunStream
 from remote_graph.transformers import RemoteMessagesTransformer
 
 __all__ = ["RemoteGraph"]
+
+
+def _write(task: ParentTask, chunks: list[Any]) -> None:
+    if task.write is not None:
+        for chunk in chunks:
+            task.write(chunk)
+
+
+def _nested_run(task: ParentTask) -> NestedRun:
+    return NestedRun(task.ns, task.modes, messages_v2=task.messages_v2, key_prefix=f"remote:{uuid4().hex}", metadata=task.metadata)
+
+
+def _node_result(task: ParentTask, run: NestedRun, protocol: RunProtocol) -> Any:
+    _write(task, run.finish())
+    output, interrupts = run.result(protocol.status, protocol.interrupts)
+    if interrupts:
+        raise GraphInterrupt(interrupts)
+    return output
 
 TransformerFactory = Callable[[tuple[str, ...]], Any]
 
@@ -68,6 +91,16 @@ class RemoteGraph(_UpstreamRemoteGraph):
             ``stream_transformers``, they are registered on every v3 run, so
             ``run.updates`` / ``run.custom`` exist exactly when they do locally.
         timeouts: Bounds on every wait a run stream performs.
+        child_thread_id: Maps (parent thread id, task checkpoint namespace) to
+            the server thread this graph runs on when a local parent graph
+            calls it; see ``remote_graph.nesting``.
+
+    Inside a local parent (as a node, or invoked in a node without its own
+    ``thread_id``), ``invoke`` / ``ainvoke`` run like a local subgraph: the
+    remote run's events reach the parent's stream under the task's namespace
+    (a ``run.subgraphs`` handle, lifecycle, messages, updates), an interrupt
+    pauses the parent, and the parent's ``Command(resume=...)`` resumes the
+    remote run where it stopped.
     """
 
     def __init__(
@@ -85,6 +118,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
         distributed_tracing: bool = False,
         stream_transformers: Sequence[TransformerFactory] = (),
         timeouts: Timeouts | None = None,
+        child_thread_id: ChildThreadId = default_child_thread_id,
     ) -> None:
         if not isinstance(assistant_id, str) or not assistant_id:
             raise ValueError(f"assistant_id must be a non-empty string, got {assistant_id!r}")
@@ -103,6 +137,60 @@ class RemoteGraph(_UpstreamRemoteGraph):
         _normalize_stream_transformer_factories(stream_transformers)
         self.stream_transformers: tuple[TransformerFactory, ...] = tuple(stream_transformers)
         self.timeouts = timeouts if timeouts is not None else Timeouts()
+        if not callable(child_thread_id):
+            raise TypeError(f"child_thread_id must be callable, got {type(child_thread_id).__name__}")
+        self.child_thread_id = child_thread_id
+
+    # --- inside a local parent ------------------------------------------------
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Run the remote graph and return its final state.
+
+        Inside a local parent's task this runs as that task's subgraph (see the
+        class docstring); elsewhere it is langgraph's ``RemoteGraph.invoke``.
+        """
+        nested = self._nested(input, config, kwargs)
+        if nested is None:
+            return super().invoke(input, config, **kwargs)
+        task, protocol, options = nested
+        run = _nested_run(task)
+        source = SyncRunSource(self._validate_sync_client().http.client, protocol, self._headers(options))
+        try:
+            for part in source:
+                _write(task, run.feed(part))
+        finally:
+            source.close()
+        return _node_result(task, run, protocol)
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Async variant of ``invoke``. Cancelling it cancels the remote run."""
+        nested = self._nested(input, config, kwargs)
+        if nested is None:
+            return await super().ainvoke(input, config, **kwargs)
+        task, protocol, options = nested
+        run = _nested_run(task)
+        source = AsyncRunSource(self._validate_client().http.client, protocol, self._headers(options))
+        try:
+            async for part in source:
+                _write(task, run.feed(part))
+        finally:
+            await source.aclose()
+        return _node_result(task, run, protocol)
+
+    def _nested(self, input: Any, config: RunnableConfig | None, kwargs: dict[str, Any]) -> tuple[ParentTask, RunProtocol, RunOptions] | None:
+        if kwargs.get("version", "v1") != "v1":
+            return None
+        merged = ensure_config(self.config, config)
+        task = parent_task(merged, self.child_thread_id)
+        if task is None:
+            return None
+        options = RunOptions.from_kwargs({k: v for k, v in kwargs.items() if k not in ("version", "params")})
+        configurable = {k: v for k, v in (merged.get("configurable") or {}).items() if k not in ("thread_id", "checkpoint_id")}
+        _, wire, _ = wire_config({**merged, "configurable": configurable})
+        plan = StartPlan(
+            assistant_id=self.assistant_id, input=input, config=wire, options=options, thread_given=True, parent_resume=task.resume
+        )
+        return task, RunProtocol(plan, task.thread_id, timeouts=self.timeouts), options
 
     # --- v3 --------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from uuid import UUID, uuid4
 from langgraph.types import Command, Send
 
 from remote_graph._core.actions import Request
+from remote_graph._core.nested import ParentResume
 
 # Config keys that only make sense inside one process's Pregel loop.
 _PROCESS_LOCAL_KEYS = frozenset({"checkpoint_ns", "checkpoint_map", "task_id", "__pregel_strict_resume"})
@@ -160,6 +161,8 @@ class StartPlan:
     config: dict[str, Any]
     options: RunOptions
     thread_given: bool = True
+    # Set when a local parent task that called this remote graph is being resumed.
+    parent_resume: ParentResume | None = None
 
     @property
     def resumes(self) -> bool:
@@ -171,7 +174,7 @@ class StartPlan:
         Only a resume needs them. A fresh thread (no ``thread_id`` in the
         config) has none, so the round trip is skipped.
         """
-        return self.thread_given and self.resumes
+        return self.thread_given and (self.resumes or self.parent_resume is not None)
 
     def request(self, thread_path: str, state: Mapping[str, Any] | None, *, via_runs: bool = False) -> Request:
         """The request that starts the run; raises for input that cannot be sent as given.
@@ -180,6 +183,12 @@ class StartPlan:
         ``input.respond``, for interrupts the protocol session does not know.
         """
         command = self.input if isinstance(self.input, Command) else None
+        if self.parent_resume is not None and command is None:
+            # The parent resumes: answer what this remote run paused on, or run afresh.
+            pending = [p["interrupt_id"] for p in pending_interrupts(state)]
+            answers = self.parent_resume.responses(pending)
+            if answers is not None:
+                command = Command(resume=answers)
         if command is not None and command.graph is not None:
             raise ValueError("Command(graph=...) only makes sense when returned from a node, not as a run's input.")
         if command is not None and command.resume is not None:
