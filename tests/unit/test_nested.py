@@ -1,0 +1,102 @@
+"""A remote run inside a local parent task: chunks for the parent, resume choice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langgraph._internal._scratchpad import PregelScratchpad
+from langgraph.pregel.protocol import StreamProtocol
+from langgraph.types import Interrupt
+
+from remote_graph._core.commands import RunOptions, StartPlan
+from remote_graph._core.nested import NestedRun, ParentResume
+from remote_graph.nesting import default_child_thread_id, parent_task
+
+ALL = frozenset({"values", "updates", "messages", "tasks", "custom"})
+NS = ("child:t1",)
+
+
+def run(**kw: Any) -> NestedRun:
+    return NestedRun(NS, kw.pop("modes", ALL), messages_v2=kw.pop("messages_v2", True), key_prefix="k", **kw)
+
+
+def test_the_handle_opens_after_the_first_root_values_like_a_local_child() -> None:
+    r = run(metadata={"lc_agent_name": "researcher"})
+    first = r.feed({"type": "values", "ns": (), "data": {"x": 1}, "interrupts": ()})
+    assert first == [(NS, "values", {"x": 1})]
+    second = r.feed({"type": "updates", "ns": (), "data": {"a": {"x": 2}}})
+    assert [(c[0], c[1]) for c in second] == [(NS, "tasks"), (NS, "updates")]
+    assert second[0][2]["metadata"] == {"lc_agent_name": "researcher"} and second[0][2]["name"] == "child"
+    assert r.finish() == []
+
+
+def test_a_run_without_values_still_opens_its_handle() -> None:
+    r = run()
+    assert [c[1] for c in r.feed({"type": "custom", "ns": (), "data": 1})] == ["tasks", "custom"]
+    r = run()
+    assert [c[1] for c in r.finish()] == ["tasks"]
+
+
+def test_interrupts_go_back_on_the_values_and_the_node_raises_them() -> None:
+    r = run()
+    interrupt = Interrupt(value="q?", id="i1")
+    r.feed({"type": "values", "ns": (), "data": {"x": 1}, "interrupts": ()})
+    chunks = r.feed({"type": "values", "ns": (), "data": {"x": 1}, "interrupts": (interrupt,)})
+    assert chunks[-1] == (NS, "values", {"x": 1, "__interrupt__": (interrupt,)})
+    assert r.result("interrupted", [interrupt]) == ({"x": 1}, (interrupt,))
+    assert r.result("completed", []) == ({"x": 1}, ())
+
+
+def test_messages_are_keyed_per_run_and_only_sent_to_a_v3_parent() -> None:
+    part = {"type": "messages", "ns": ("sub:1",), "data": ({"event": "message-start"}, {"run_id": "sub:1#1", "langgraph_node": None})}
+    (_, (ns, mode, (event, meta))) = run().feed(part)
+    assert ns == NS + ("sub:1",) and meta["run_id"] == "k:sub:1#1" and meta["langgraph_checkpoint_ns"] == "child:t1|sub:1"
+    assert [c[1] for c in run(messages_v2=False).feed(part)] == ["tasks"]
+    assert run(modes=frozenset({"values"})).feed(part) == []
+
+
+def test_parent_resume_answers_only_this_runs_interrupts() -> None:
+    assert ParentResume(by_id={"a": 1, "other": 2}).responses(["a", "b"]) == {"a": 1}
+    assert ParentResume(value="yes").responses(["a"]) == {"a": "yes"}
+    assert ParentResume(by_id={"other": 2}).responses(["a"]) is None
+    assert ParentResume(value="yes").responses([]) is None
+    with pytest.raises(ValueError, match="2 pending interrupts"):
+        ParentResume(value="yes").responses(["a", "b"])
+
+
+def test_a_resumed_parent_task_resumes_the_child_or_runs_it_afresh() -> None:
+    state = {"tasks": [{"interrupts": [{"id": "a"}]}]}
+    plan = StartPlan(assistant_id="g", input={"x": 1}, config={}, options=RunOptions(), parent_resume=ParentResume(value="yes"))
+    assert plan.needs_state()
+    req = plan.request("/threads/t", state)
+    assert req.json["method"] == "input.respond" and req.json["params"]["responses"][0]["response"] == "yes"
+    req = plan.request("/threads/t", {"tasks": []})
+    assert req.path.endswith("/runs") and req.json["input"] == {"x": 1}
+
+
+def scratchpad(counter: int = 0, null: Any = None) -> PregelScratchpad:
+    return PregelScratchpad(
+        step=1, stop=25, call_counter=lambda: 0, interrupt_counter=lambda: 0, get_null_resume=lambda consume=False: null,
+        resume=[], subgraph_counter=lambda: counter,
+    )
+
+
+def test_parent_task_reads_the_task_a_local_child_would_run_in() -> None:
+    assert parent_task({"configurable": {"thread_id": "p"}}) is None
+    written: list[Any] = []
+    stream = StreamProtocol(written.append, {"values", "tasks"})
+    conf = {
+        "thread_id": "not a uuid", "checkpoint_ns": "outer:1|child:t1", "__pregel_task_id": "t1", "__pregel_stream": stream,
+        "__pregel_scratchpad": scratchpad(counter=1, null="yes"), "__pregel_resuming": True, "__pregel_resume_map": {"i": 1},
+        "__pregel_stream_messages_v2": True,
+    }
+    task = parent_task({"configurable": conf, "metadata": {"lc_agent_name": "r", "langgraph_step": 3}})
+    assert task is not None
+    assert task.ns == ("outer:1", "child:t1", "1")  # a second graph run in one task gets its own namespace
+    assert task.thread_id == default_child_thread_id("not a uuid", "outer:1|child:t1|1")
+    assert task.modes == {"values", "tasks"} and task.messages_v2 and task.metadata == {"lc_agent_name": "r"}
+    assert task.resume == ParentResume(by_id={"i": 1}, value="yes")
+    assert task.write is not None
+    task.write(((), "values", {"x": 1}))
+    assert written == [((), "values", {"x": 1})]
