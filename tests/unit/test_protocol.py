@@ -11,7 +11,7 @@ from langgraph.types import Command
 
 from remote_graph._core.actions import Done, Emit, Fail, OpenStream, Receive, Request, Response, Sleep, Timeouts
 from remote_graph._core.commands import RunOptions, StartPlan
-from remote_graph._core.protocol import RunProtocol
+from remote_graph._core.protocol import RunProtocol, values_fingerprint
 from remote_graph.errors import RemoteCommandError, RemoteConnectionError
 
 RUN = "r2"
@@ -141,6 +141,59 @@ def test_interrupted_run_waits_for_tasks_that_finished_beside_the_interrupt() ->
     assert isinstance(end, Done) and p.status == "interrupted"
     assert [part["type"] for part in parts] == ["updates", "values", "updates", "values"]
     assert parts[-1]["data"]["x"] == 30
+
+
+def test_a_paused_run_keeps_streaming_while_a_sibling_task_still_runs() -> None:
+    stream = [
+        lifecycle(1, RUN, "running"),
+        frame(2, "updates", {}) + frame(3, "input.requested", {"interrupt_id": "a", "payload": "A?"}),
+        lifecycle(4, RUN, "interrupted"),
+        frame(5, "values", {"x": 1}),
+        frame(6, "custom", {"tick": 1}),
+        frame(7, "updates", {"sibling": {"x": 2}}) + frame(8, "values", {"x": 2}),
+        frame(9, "values", {"never": "read"}),
+    ]
+    ticks = iter(range(10_000))
+    polls: list[int] = []
+    server: Server
+
+    def rest(request: Request) -> Response:
+        if request.path.endswith(f"/runs/{RUN}"):
+            # The run stays busy until the sibling's events have been read off the stream.
+            polls.append(len(server.current))
+            return Response(200, {"status": "success" if len(server.current) <= 1 else "running"})
+        return Response(200, {"values": {"x": 2}, "tasks": [{"interrupts": [{"id": "a"}]}]})
+
+    # Every look at the clock finds 60 ms gone: the back-to-back polls give up
+    # after their window, and polls then fall due between chunks.
+    p = RunProtocol(
+        StartPlan(assistant_id="g", input={"x": 1}, config={}, options=RunOptions()), "t1", timeouts=Timeouts(), clock=lambda: next(ticks) * 0.06
+    )
+    server = Server([stream], rest)
+    parts, end = drive(p, server)
+    assert isinstance(end, Done) and p.status == "interrupted"
+    assert [part["type"] for part in parts] == ["updates", "values", "custom", "updates", "values"]
+    assert polls[0] > 1 and polls[-1] <= 1  # polled while events were still to come, and once they were read
+
+
+@pytest.mark.parametrize(
+    "rest_values, wire_values",
+    [
+        ({"m": [{"type": "ai", "id": "1", "content": "hi", "tool_calls": [{"id": "c", "name": "f", "args": {}}]}]},
+         {"m": [{"type": "ai", "id": "1", "content": [{"type": "text", "text": "hi"}], "tool_calls": [{"id": "c", "name": "f", "args": {}}]}]}),
+        ({"tools": [{"type": "function", "function": {"name": "f"}}]}, {"tools": [{"type": "function", "content": []}]}),
+        ({"who": [{"type": "user", "id": "u", "content": "x"}]}, {"who": [{"type": "human", "id": "u", "content": [{"type": "text", "text": "x"}]}]}),
+        ({"n": 1.5, "nested": {"a": [1, {"b": None}]}}, {"n": 1.5, "nested": {"a": [1, {"b": None}]}}),
+    ],
+)
+def test_values_fingerprint_sees_through_the_streams_message_rewrite(rest_values: Any, wire_values: Any) -> None:
+    assert values_fingerprint(rest_values) == values_fingerprint(wire_values)
+
+
+def test_values_fingerprint_tells_an_edited_message_apart() -> None:
+    before = {"messages": [{"type": "ai", "id": "1", "content": "draft"}]}
+    after = {"messages": [{"type": "ai", "id": "1", "content": "final"}]}
+    assert values_fingerprint(before) != values_fingerprint(after)
 
 
 def test_cancelled_run_ends_on_interrupted_without_interrupts_or_on_the_next_run() -> None:

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Generator, Mapping
 from typing import Any
 from urllib.parse import quote
+from uuid import UUID
 
 from langgraph.types import Interrupt
 
@@ -44,6 +45,7 @@ from remote_graph._core.actions import (
 )
 from remote_graph._core.commands import StartPlan, pending_interrupts
 from remote_graph._core.convert import WireConverter
+from remote_graph._core.nested import OutputSchema
 from remote_graph._core.sse import SSEDecoder
 from remote_graph.errors import (
     RemoteCommandError,
@@ -99,8 +101,11 @@ class RunProtocol:
         *,
         timeouts: Timeouts,
         clock: Callable[[], float] = time.monotonic,
+        output_schema: OutputSchema | None = None,
     ) -> None:
         self.plan = plan
+        # Learned before the run when set and not yet known (a run inside a parent task).
+        self.output_schema = output_schema
         self.thread_id = thread_id
         self.timeouts = timeouts
         self.run_id: str | None = None
@@ -145,6 +150,8 @@ class RunProtocol:
     # --- the conversation ------------------------------------------------------
 
     def _conversation(self) -> Conversation:
+        if self.output_schema is not None and not self.output_schema.known:
+            yield from self._learn_output_schema()
         state: Any = None
         if self.plan.needs_state():
             reply: Response = yield Request("GET", f"{self._thread_path}/state")
@@ -184,6 +191,20 @@ class RunProtocol:
         self.status = "running"
         yield from self._stream()
 
+    def _learn_output_schema(self) -> Conversation:
+        assert self.output_schema is not None
+        assistant_id = self.plan.assistant_id
+        if not _is_uuid(assistant_id):
+            # The schemas endpoint takes an assistant id; a graph name names its default assistant.
+            reply: Response = yield Request("POST", "/assistants/search", json={"graph_id": assistant_id, "limit": 1})
+            found = reply.body if reply.status == 200 and isinstance(reply.body, list) else []
+            if not found:
+                self.output_schema.learn(None)
+                return
+            assistant_id = str(found[0].get("assistant_id"))
+        reply = yield Request("GET", f"/assistants/{quote(assistant_id, safe='')}/schemas")
+        self.output_schema.learn(reply.body if reply.status == 200 else None)
+
     def _stream(self) -> Conversation:
         scope = _RunScope(self)
         reconnects = 0
@@ -207,6 +228,10 @@ class RunProtocol:
                     if isinstance(envelope.get("seq"), int):
                         self._last_seq = envelope["seq"]
                     yield from scope.feed(envelope)
+                    if scope.over:
+                        return
+                if scope.poll_due():
+                    yield from scope.poll()
                     if scope.over:
                         return
                 if scope.settle_expired():
@@ -235,6 +260,10 @@ class _RunScope:
         self._running_id = f"synth:{protocol.run_id}:lc||running"
         self._expected: set[str] | None = None
         self._settle_deadline: float | None = None
+        # After an eager root ``interrupted``: when to next ask whether the run is done,
+        # and until when to ask back to back (the run is usually done within ms).
+        self._next_poll: float | None = None
+        self._eager_until = 0.0
         self._input_since_values = False
         # Shape of the thread's final values, and of the last root values seen.
         self._final_values: Any = _UNKNOWN
@@ -261,7 +290,9 @@ class _RunScope:
                 yield from self._failed(data.get("error"))
             elif event == "interrupted":
                 if self.p.converter.interrupts:
-                    yield from self._settle()
+                    self._next_poll = self.p._clock()
+                    self._eager_until = self._next_poll + _EAGER_POLL_WINDOW
+                    yield from self.poll()
                 else:
                     yield from self.end("cancelled")
             return
@@ -286,6 +317,9 @@ class _RunScope:
     def settle_expired(self) -> bool:
         return not self.over and self._settle_deadline is not None and self.p._clock() > self._settle_deadline
 
+    def poll_due(self) -> bool:
+        return not self.over and self._next_poll is not None and self.p._clock() >= self._next_poll
+
     def _settled(self) -> bool:
         seen = {interrupt.id for interrupt in self.p.interrupts}
         if self._expected is None or not self._expected <= seen or self._input_since_values:
@@ -294,21 +328,31 @@ class _RunScope:
         # last root values after the interrupt; that values equals the thread's.
         return self._final_values is _UNKNOWN or self._last_values == self._final_values
 
-    def _settle(self) -> Conversation:
-        """Learn which interrupts this paused run raised, once the server has finished it."""
+    def poll(self) -> Conversation:
+        """Ask whether the paused run is done; once it is, learn what it raised and left.
+
+        The eager ``interrupted`` arrives while sibling tasks of the step may
+        still run. The run is usually done within milliseconds, so it is asked
+        back to back for a short window; after that the stream is read between
+        polls, so a sibling that keeps running keeps streaming. The settle
+        deadline only starts once the server calls the run done.
+        """
         p = self.p
-        deadline = p._clock() + p.timeouts.settle
-        self._settle_deadline = deadline
         while True:
             reply: Response = yield Request("GET", f"{p._thread_path}/runs/{quote(str(p.run_id), safe='')}")
             run = reply.body if reply.status == 200 and isinstance(reply.body, Mapping) else None
-            if run is None or run.get("status") in _RUN_DONE or p._clock() > deadline:
+            if run is None or run.get("status") in _RUN_DONE:
                 break
-            yield Sleep(0.02)
+            if p._clock() >= self._eager_until:
+                self._next_poll = p._clock() + _POLL_INTERVAL
+                return
+            yield Sleep(_EAGER_POLL_SLEEP)
+        self._next_poll = None
+        self._settle_deadline = p._clock() + p.timeouts.settle
         reply = yield Request("GET", f"{p._thread_path}/state")
         state = reply.body if reply.status == 200 else None
         self._expected = {item["interrupt_id"] for item in pending_interrupts(state)}
-        if isinstance(state, Mapping) and "values" in state:
+        if isinstance(state, Mapping) and isinstance(state.get("values"), Mapping):
             self._final_values = values_fingerprint(state["values"])
         if self._settled():
             yield from self.end("interrupted")
@@ -325,23 +369,67 @@ class _RunScope:
 
 
 _UNKNOWN: Any = object()
-_MESSAGE_TYPES = frozenset({"human", "user", "ai", "assistant", "system", "tool", "function", "remove", "developer"})
+_POLL_INTERVAL = 0.1
+_EAGER_POLL_WINDOW = 1.0
+_EAGER_POLL_SLEEP = 0.02
+# The server's rule for which dicts in a state are messages (it rewrites them on the stream).
+_MESSAGE_TYPES = frozenset({"human", "ai", "system", "tool", "function", "remove"})
+_TYPE_ALIASES = {"user": "human", "assistant": "ai"}
 
 
 def values_fingerprint(value: Any) -> Any:
-    """A comparable shape of a state that ignores how messages are serialized.
+    """A comparable shape of a state, equal for the REST state and the event stream.
 
-    The event stream normalizes messages in ``values`` while the REST state
-    does not, so a message compares by its type and id only.
+    The event stream rewrites every dict in a list whose ``type`` names a
+    message kind into a protocol message, while the REST state keeps it as
+    stored; such a dict compares by kind, id, name, text and tool call ids.
     """
     if isinstance(value, Mapping):
-        kind = value.get("type")
-        if isinstance(kind, str) and kind in _MESSAGE_TYPES and "content" in value:
-            return ("message", value.get("id"))
-        return {key: values_fingerprint(item) for key, item in value.items()}
+        return {key: values_fingerprint(item) for key, item in value.items() if key != "__interrupt__"}
     if isinstance(value, (list, tuple)):
-        return [values_fingerprint(item) for item in value]
+        return [_message_fingerprint(item) if _message_kind(item) else values_fingerprint(item) for item in value]
     return value
+
+
+def _message_kind(value: Any) -> str | None:
+    if not isinstance(value, Mapping) or not isinstance(value.get("type"), str):
+        return None
+    kind = _TYPE_ALIASES.get(value["type"], value["type"])
+    return kind if kind in _MESSAGE_TYPES else None
+
+
+def _message_fingerprint(message: Mapping[str, Any]) -> tuple[Any, ...]:
+    calls = message.get("tool_calls") or (message.get("additional_kwargs") or {}).get("tool_calls") or []
+    call_ids = tuple(call.get("id") for call in calls if isinstance(call, Mapping)) if isinstance(calls, list) else ()
+    message_id = message.get("id")
+    name = message.get("name")
+    return (
+        "message",
+        _message_kind(message),
+        message_id if isinstance(message_id, str) else None,
+        name if isinstance(name, str) else None,
+        _text(message.get("content", "")),
+        call_ids,
+    )
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            block if isinstance(block, str) else str(block.get("text", "")) if isinstance(block, Mapping) and block.get("type", "text") == "text" else ""
+            for block in content
+        )
+    return ""
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        UUID(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _session_forgot_interrupt(reply: Response) -> bool:
