@@ -11,6 +11,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs
 from langgraph._internal._config import ensure_config
 from langgraph.errors import GraphInterrupt
+from langgraph.types import GraphOutput
 from langgraph.pregel.main import _normalize_stream_transformer_factories, _reject_v3_invariant_kwargs
 from langgraph.pregel.remote import RemoteGraph as _UpstreamRemoteGraph
 from langgraph.stream._mux import StreamMux
@@ -20,14 +21,18 @@ from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
 from remote_graph._aio import AsyncRunSource
 from remote_graph._core.actions import Timeouts
 from remote_graph._core.commands import RunOptions, StartPlan, wire_config
-from remote_graph._core.nested import NestedRun
+from remote_graph._core.nested import NestedRun, OutputSchema
 from remote_graph._core.protocol import RunProtocol
 from remote_graph._sync import SyncRunSource
+from remote_graph.errors import RemoteRunError
 from remote_graph.nesting import ChildThreadId, ParentTask, default_child_thread_id, parent_task
 from remote_graph.streams import AsyncRemoteGraphRunStream, RemoteGraphRunStream
 from remote_graph.transformers import RemoteMessagesTransformer
 
 __all__ = ["RemoteGraph"]
+
+
+_TASK_KEYS = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "run_id", "run_attempt"})
 
 
 def _write(task: ParentTask, chunks: list[Any]) -> None:
@@ -40,12 +45,17 @@ def _nested_run(task: ParentTask) -> NestedRun:
     return NestedRun(task.ns, task.modes, messages_v2=task.messages_v2, key_prefix=f"remote:{uuid4().hex}", metadata=task.metadata)
 
 
-def _node_result(task: ParentTask, run: NestedRun, protocol: RunProtocol) -> Any:
+def _node_result(task: ParentTask, run: NestedRun, protocol: RunProtocol, version: str) -> Any:
     _write(task, run.finish())
-    output, interrupts = run.result(protocol.status, protocol.interrupts)
+    if protocol.plan.used_parent_value:
+        task.consume_resume()
+    if protocol.status == "cancelled":
+        raise RemoteRunError(f"the remote run {protocol.run_id} on thread {protocol.thread_id} was cancelled before it ended")
+    keys = protocol.output_schema.keys if protocol.output_schema is not None else None
+    output, interrupts = run.result(protocol.status, protocol.interrupts, keys)
     if interrupts:
         raise GraphInterrupt(interrupts)
-    return output
+    return GraphOutput(value=output, interrupts=()) if version == "v2" else output
 
 TransformerFactory = Callable[[tuple[str, ...]], Any]
 
@@ -140,6 +150,12 @@ class RemoteGraph(_UpstreamRemoteGraph):
         if not callable(child_thread_id):
             raise TypeError(f"child_thread_id must be callable, got {type(child_thread_id).__name__}")
         self.child_thread_id = child_thread_id
+        self._output_schema = OutputSchema()
+
+    def copy(self, update: dict[str, Any]) -> RemoteGraph:
+        """A copy with ``update`` applied to the constructor arguments (private caches start fresh)."""
+        attrs = {key: value for key, value in {**self.__dict__, **update}.items() if not key.startswith("_")}
+        return self.__class__(attrs.pop("assistant_id"), **attrs)
 
     # --- inside a local parent ------------------------------------------------
 
@@ -160,7 +176,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
                 _write(task, run.feed(part))
         finally:
             source.close()
-        return _node_result(task, run, protocol)
+        return _node_result(task, run, protocol, kwargs.get("version", "v1"))
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Async variant of ``invoke``. Cancelling it cancels the remote run."""
@@ -175,22 +191,27 @@ class RemoteGraph(_UpstreamRemoteGraph):
                 _write(task, run.feed(part))
         finally:
             await source.aclose()
-        return _node_result(task, run, protocol)
+        return _node_result(task, run, protocol, kwargs.get("version", "v1"))
 
     def _nested(self, input: Any, config: RunnableConfig | None, kwargs: dict[str, Any]) -> tuple[ParentTask, RunProtocol, RunOptions] | None:
-        if kwargs.get("version", "v1") != "v1":
-            return None
         merged = ensure_config(self.config, config)
         task = parent_task(merged, self.child_thread_id)
         if task is None:
             return None
-        options = RunOptions.from_kwargs({k: v for k, v in kwargs.items() if k not in ("version", "params")})
+        rest = dict(kwargs)
+        if rest.pop("version", "v1") not in ("v1", "v2"):
+            raise ValueError(f"version must be 'v1' or 'v2', got {kwargs['version']!r}")
+        if rest.pop("params", None) is not None:
+            raise NotImplementedError("params= (extra query parameters) cannot be honoured by a remote run inside a parent task.")
+        options = RunOptions.from_kwargs(rest)
         configurable = {k: v for k, v in (merged.get("configurable") or {}).items() if k not in ("thread_id", "checkpoint_id")}
-        _, wire, _ = wire_config({**merged, "configurable": configurable})
+        # The parent's task bookkeeping stays local; the server sets its own.
+        metadata = {k: v for k, v in (merged.get("metadata") or {}).items() if not k.startswith("langgraph_") and k not in _TASK_KEYS}
+        _, wire, _ = wire_config({**merged, "configurable": configurable, "metadata": metadata})
         plan = StartPlan(
             assistant_id=self.assistant_id, input=input, config=wire, options=options, thread_given=True, parent_resume=task.resume
         )
-        return task, RunProtocol(plan, task.thread_id, timeouts=self.timeouts), options
+        return task, RunProtocol(plan, task.thread_id, timeouts=self.timeouts, output_schema=self._output_schema), options
 
     # --- v3 --------------------------------------------------------------------
 

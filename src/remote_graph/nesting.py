@@ -68,6 +68,8 @@ class ParentTask:
         resume: What the parent's resume holds, when the task is being resumed.
         metadata: The user metadata a local child's tasks would carry (the
             config's ``lc_agent_name`` among it).
+        consume_resume: Uses up the parent's plain resume value, as a local
+            ``interrupt()`` that took it does.
     """
 
     ns: tuple[str, ...]
@@ -77,6 +79,7 @@ class ParentTask:
     messages_v2: bool
     resume: ParentResume | None
     metadata: Mapping[str, Any]
+    consume_resume: Callable[[], None] = lambda: None
 
 
 def parent_task(config: RunnableConfig, child_thread_id: ChildThreadId = default_child_thread_id) -> ParentTask | None:
@@ -96,17 +99,28 @@ def parent_task(config: RunnableConfig, child_thread_id: ChildThreadId = default
     stream = conf.get(CONFIG_KEY_STREAM)
     write = _marking_streamed_messages(stream, config.get("callbacks")) if stream is not None else None
     resume = None
+    consume: Callable[[], None] = lambda: None
+    if isinstance(scratchpad, PregelScratchpad):
+        pad = scratchpad
+
+        def consume() -> None:
+            pad.get_null_resume(True)
+
     if conf.get(CONFIG_KEY_RESUMING):
         value: Any = scratchpad.get_null_resume(False) if isinstance(scratchpad, PregelScratchpad) else None
         resume = ParentResume(by_id=dict(conf.get(CONFIG_KEY_RESUME_MAP) or {}), **({} if value is None else {"value": value}))
+    thread_id = child_thread_id(str(conf.get("thread_id") or ""), checkpoint_ns)
+    if not isinstance(thread_id, str) or not thread_id:
+        raise TypeError(f"child_thread_id must return a non-empty str thread id, got {thread_id!r}")
     return ParentTask(
         ns=tuple(checkpoint_ns.split(NS_SEP)) if checkpoint_ns else (),
-        thread_id=child_thread_id(str(conf.get("thread_id") or ""), checkpoint_ns),
+        thread_id=thread_id,
         write=write,
         modes=frozenset(getattr(stream, "modes", ()) or ()),
         messages_v2=bool(conf.get(CONFIG_KEY_STREAM_MESSAGES_V2)),
         resume=resume,
         metadata={k: v for k, v in (config.get("metadata") or {}).items() if k in _TASK_METADATA_KEYS},
+        consume_resume=consume,
     )
 
 

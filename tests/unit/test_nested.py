@@ -6,11 +6,12 @@ from typing import Any
 
 import pytest
 from langgraph._internal._scratchpad import PregelScratchpad
+from langgraph.errors import GraphInterrupt
 from langgraph.pregel.protocol import StreamProtocol
 from langgraph.types import Interrupt
 
 from remote_graph._core.commands import RunOptions, StartPlan
-from remote_graph._core.nested import NestedRun, ParentResume
+from remote_graph._core.nested import NestedRun, OutputSchema, ParentResume
 from remote_graph.nesting import default_child_thread_id, parent_task
 
 ALL = frozenset({"values", "updates", "messages", "tasks", "custom"})
@@ -48,6 +49,17 @@ def test_interrupts_go_back_on_the_values_and_the_node_raises_them() -> None:
     assert r.result("completed", []) == ({"x": 1}, ())
 
 
+def test_the_node_returns_the_output_schema_keys_like_a_local_invoke() -> None:
+    r = run()
+    r.feed({"type": "values", "ns": (), "data": {"x": 3, "scratch": "internal"}, "interrupts": ()})
+    schema = OutputSchema()
+    schema.learn({"output_schema": {"properties": {"x": {"type": "integer"}}}})
+    assert schema.known and r.result("completed", [], schema.keys) == ({"x": 3}, ())
+    unknown = OutputSchema()
+    unknown.learn(None)
+    assert unknown.known and r.result("completed", [], unknown.keys) == ({"x": 3, "scratch": "internal"}, ())
+
+
 def test_messages_are_keyed_per_run_and_only_sent_to_a_v3_parent() -> None:
     part = {"type": "messages", "ns": ("sub:1",), "data": ({"event": "message-start"}, {"run_id": "sub:1#1", "langgraph_node": None})}
     (_, (ns, mode, (event, meta))) = run().feed(part)
@@ -57,38 +69,66 @@ def test_messages_are_keyed_per_run_and_only_sent_to_a_v3_parent() -> None:
 
 
 def test_parent_resume_answers_only_this_runs_interrupts() -> None:
-    assert ParentResume(by_id={"a": 1, "other": 2}).responses(["a", "b"]) == {"a": 1}
-    assert ParentResume(value="yes").responses(["a"]) == {"a": "yes"}
-    assert ParentResume(by_id={"other": 2}).responses(["a"]) is None
-    assert ParentResume(value="yes").responses([]) is None
+    assert ParentResume(by_id={"a": 1, "other": 2}).responses(["a", "b"]) == ({"a": 1}, False)
+    assert ParentResume(value="yes").responses(["a"]) == ({"a": "yes"}, True)
+    assert ParentResume(by_id={"other": 2}).responses(["a"]) == (None, False)
+    assert ParentResume(value="yes").responses([]) == (None, False)
     with pytest.raises(ValueError, match="2 pending interrupts"):
         ParentResume(value="yes").responses(["a", "b"])
 
 
-def test_a_resumed_parent_task_resumes_the_child_or_runs_it_afresh() -> None:
-    state = {"tasks": [{"interrupts": [{"id": "a"}]}]}
-    plan = StartPlan(assistant_id="g", input={"x": 1}, config={}, options=RunOptions(), parent_resume=ParentResume(value="yes"))
+def resumed_plan(resume: ParentResume) -> StartPlan:
+    return StartPlan(assistant_id="g", input={"x": 1}, config={}, options=RunOptions(), parent_resume=resume)
+
+
+def test_a_resumed_parent_task_answers_the_childs_interrupt() -> None:
+    plan = resumed_plan(ParentResume(value="yes"))
     assert plan.needs_state()
-    req = plan.request("/threads/t", state)
+    req = plan.request("/threads/t", {"tasks": [{"interrupts": [{"id": "a", "value": "q?"}]}], "checkpoint": {"checkpoint_id": "c"}})
     assert req.json["method"] == "input.respond" and req.json["params"]["responses"][0]["response"] == "yes"
-    req = plan.request("/threads/t", {"tasks": []})
-    assert req.path.endswith("/runs") and req.json["input"] == {"x": 1}
+    assert plan.used_parent_value
 
 
-def scratchpad(counter: int = 0, null: Any = None) -> PregelScratchpad:
+def test_a_resumed_parent_task_continues_the_child_like_a_local_one() -> None:
+    # Unanswered interrupts are raised again as they are, without a run.
+    plan = resumed_plan(ParentResume(by_id={"other": 1}))
+    with pytest.raises(GraphInterrupt) as info:
+        plan.request("/threads/t", {"interrupts": [{"id": "a", "value": {"q": "?"}}], "checkpoint": {"checkpoint_id": "c"}})
+    assert [(i.id, i.value) for i in info.value.args[0]] == [("a", {"q": "?"})]
+    # A child that already ran in this task continues from its checkpoint, not from the input.
+    req = resumed_plan(ParentResume(value="yes")).request("/threads/t", {"values": {"x": 20}, "tasks": [], "checkpoint": {"checkpoint_id": "c"}})
+    assert req.path.endswith("/runs") and req.json["input"] is None and "command" not in req.json
+    # A child that never ran here starts from the input.
+    req = resumed_plan(ParentResume(value="yes")).request("/threads/t", None)
+    assert req.json["input"] == {"x": 1} and not resumed_plan(ParentResume()).used_parent_value
+
+
+def scratchpad(counter: int = 0, null: Any = None, consumed: list[bool] | None = None) -> PregelScratchpad:
+    def get_null_resume(consume: bool = False) -> Any:
+        if consumed is not None:
+            consumed.append(consume)
+        return null
+
     return PregelScratchpad(
-        step=1, stop=25, call_counter=lambda: 0, interrupt_counter=lambda: 0, get_null_resume=lambda consume=False: null,
+        step=1, stop=25, call_counter=lambda: 0, interrupt_counter=lambda: 0, get_null_resume=get_null_resume,
         resume=[], subgraph_counter=lambda: counter,
     )
+
+
+def test_child_thread_mapping_must_return_a_thread_id() -> None:
+    conf = {"thread_id": "p", "checkpoint_ns": "child:t1", "__pregel_task_id": "t1"}
+    with pytest.raises(TypeError, match="child_thread_id must return"):
+        parent_task({"configurable": conf}, lambda parent, ns: None)  # type: ignore[arg-type,return-value]
 
 
 def test_parent_task_reads_the_task_a_local_child_would_run_in() -> None:
     assert parent_task({"configurable": {"thread_id": "p"}}) is None
     written: list[Any] = []
+    consumed: list[bool] = []
     stream = StreamProtocol(written.append, {"values", "tasks"})
     conf = {
         "thread_id": "not a uuid", "checkpoint_ns": "outer:1|child:t1", "__pregel_task_id": "t1", "__pregel_stream": stream,
-        "__pregel_scratchpad": scratchpad(counter=1, null="yes"), "__pregel_resuming": True, "__pregel_resume_map": {"i": 1},
+        "__pregel_scratchpad": scratchpad(counter=1, null="yes", consumed=consumed), "__pregel_resuming": True, "__pregel_resume_map": {"i": 1},
         "__pregel_stream_messages_v2": True,
     }
     task = parent_task({"configurable": conf, "metadata": {"lc_agent_name": "r", "langgraph_step": 3}})
@@ -97,6 +137,9 @@ def test_parent_task_reads_the_task_a_local_child_would_run_in() -> None:
     assert task.thread_id == default_child_thread_id("not a uuid", "outer:1|child:t1|1")
     assert task.modes == {"values", "tasks"} and task.messages_v2 and task.metadata == {"lc_agent_name": "r"}
     assert task.resume == ParentResume(by_id={"i": 1}, value="yes")
+    assert consumed == [False]  # read, not used up: the child may not take it
+    task.consume_resume()
+    assert consumed == [False, True]
     assert task.write is not None
     task.write(((), "values", {"x": 1}))
     assert written == [((), "values", {"x": 1})]

@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID, uuid4
 
-from langgraph.types import Command, Send
+from langgraph.errors import GraphInterrupt
+from langgraph.types import Command, Interrupt, Send
 
 from remote_graph._core.actions import Request
 from remote_graph._core.nested import ParentResume
+from remote_graph._core.revive import revive
 
 # Config keys that only make sense inside one process's Pregel loop.
 _PROCESS_LOCAL_KEYS = frozenset({"checkpoint_ns", "checkpoint_map", "task_id", "__pregel_strict_resume"})
@@ -163,6 +165,8 @@ class StartPlan:
     thread_given: bool = True
     # Set when a local parent task that called this remote graph is being resumed.
     parent_resume: ParentResume | None = None
+    # Whether the request answered an interrupt with the parent's plain resume value.
+    used_parent_value: bool = False
 
     @property
     def resumes(self) -> bool:
@@ -183,31 +187,47 @@ class StartPlan:
         ``input.respond``, for interrupts the protocol session does not know.
         """
         command = self.input if isinstance(self.input, Command) else None
+        run_input = self.input
         if self.parent_resume is not None and command is None:
-            # The parent resumes: answer what this remote run paused on, or run afresh.
-            pending = [p["interrupt_id"] for p in pending_interrupts(state)]
-            answers = self.parent_resume.responses(pending)
-            if answers is not None:
-                command = Command(resume=answers)
+            command, run_input = self._continue_for_parent(self.parent_resume, state)
         if command is not None and command.graph is not None:
             raise ValueError("Command(graph=...) only makes sense when returned from a node, not as a run's input.")
         if command is not None and command.resume is not None:
             resume = self._resume(command.resume, pending_interrupts(state))
             if not via_runs and not self._needs_runs_api():
                 return Request("POST", f"{thread_path}/commands", json=self._respond(command, resume))
-        return Request("POST", f"{thread_path}/runs", json=self._run_body(command))
+        return Request("POST", f"{thread_path}/runs", json=self._run_body(command, run_input))
+
+    def _continue_for_parent(self, resume: ParentResume, state: Mapping[str, Any] | None) -> tuple[Command | None, Any]:
+        """What a resumed parent task sends: as a local child, continue from the
+        child's checkpoint instead of starting over from the input.
+
+        Pending interrupts are answered from the parent's resume; unanswered
+        ones are raised again as they are (same ids and payloads), as a local
+        child's ``interrupt()`` would. A child that already ran in this task
+        (it completed, or failed and is retried) continues with no input.
+        """
+        pending = pending_interrupts(state)
+        answers, used_value = resume.responses([p["interrupt_id"] for p in pending])
+        if answers is not None:
+            self.used_parent_value = used_value
+            return Command(resume=answers), None
+        if pending:
+            raise GraphInterrupt(tuple(Interrupt(value=revive(p["value"]), id=p["interrupt_id"]) for p in pending))
+        has_checkpoint = isinstance(state, Mapping) and bool(state.get("checkpoint"))
+        return None, (None if has_checkpoint else self.input)
 
     def _needs_runs_api(self) -> bool:
         o = self.options
         return o.interrupt_before is not None or o.interrupt_after is not None or o.durability is not None
 
-    def _run_body(self, command: Command | None) -> dict[str, Any]:
+    def _run_body(self, command: Command | None, run_input: Any) -> dict[str, Any]:
         config = dict(self.config)
         configurable = {**(config.get("configurable") or {}), _V3_MARKER: True}
         config["configurable"] = configurable
         body: dict[str, Any] = {
             "assistant_id": self.assistant_id,
-            "input": None if command is not None else self.input,
+            "input": None if command is not None else run_input,
             "config": config,
             "stream_mode": list(_V3_STREAM_MODES),
             "stream_subgraphs": True,
@@ -296,11 +316,8 @@ def pending_interrupts(state: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     if not state:
         return []
     found: dict[str, dict[str, Any]] = {}
-    for task in state.get("tasks") or ():
-        for item in task.get("interrupts") or ():
-            if isinstance(item, Mapping) and isinstance(item.get("id"), str):
-                found.setdefault(item["id"], {"interrupt_id": item["id"], "namespace": []})
-    for item in state.get("interrupts") or ():
+    items = [item for task in state.get("tasks") or () for item in task.get("interrupts") or ()]
+    for item in [*items, *(state.get("interrupts") or ())]:
         if isinstance(item, Mapping) and isinstance(item.get("id"), str):
-            found.setdefault(item["id"], {"interrupt_id": item["id"], "namespace": []})
+            found.setdefault(item["id"], {"interrupt_id": item["id"], "namespace": [], "value": item.get("value")})
     return list(found.values())

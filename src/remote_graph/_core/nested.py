@@ -43,19 +43,39 @@ class ParentResume:
     by_id: Mapping[str, Any] = field(default_factory=dict)
     value: Any = _MISSING
 
-    def responses(self, pending: list[str]) -> dict[str, Any] | None:
-        """Resume values for the pending interrupt ids, or ``None`` if there are none."""
+    def responses(self, pending: list[str]) -> tuple[dict[str, Any] | None, bool]:
+        """Resume values for the pending interrupt ids (``None`` if there are none),
+        and whether the parent's plain value was used (a local ``interrupt()``
+        would consume it)."""
         chosen = {i: self.by_id[i] for i in pending if i in self.by_id}
         if chosen:
-            return chosen
+            return chosen, False
         if self.value is not _MISSING and len(pending) == 1:
-            return {pending[0]: self.value}
+            return {pending[0]: self.value}, True
         if self.value is not _MISSING and pending:
             raise ValueError(
                 f"The remote child has {len(pending)} pending interrupts ({', '.join(pending)}); "
                 "resume the parent with Command(resume={interrupt_id: value, ...})."
             )
-        return None
+        return None, False
+
+
+@dataclass
+class OutputSchema:
+    """The deployed graph's output keys, learned once per ``RemoteGraph``.
+
+    A local ``invoke`` returns only the output schema's keys; the wire's
+    ``values`` carry the whole state.
+    """
+
+    keys: frozenset[str] | None = None
+    known: bool = False
+
+    def learn(self, schemas: Any) -> None:
+        schema = schemas.get("output_schema") if isinstance(schemas, Mapping) else None
+        properties = schema.get("properties") if isinstance(schema, Mapping) else None
+        self.keys = frozenset(properties) if isinstance(properties, Mapping) and properties else None
+        self.known = True
 
 
 class NestedRun:
@@ -123,11 +143,17 @@ class NestedRun:
         """Chunks owed once the run is over (a run with no events still opens its handle)."""
         return [c for c in self._open() if c[1] in self.modes]
 
-    def result(self, status: str, interrupts: list[Interrupt]) -> tuple[Any, tuple[Interrupt, ...]]:
-        """What the node returns, and the interrupts it must raise (empty unless paused)."""
+    def result(
+        self, status: str, interrupts: list[Interrupt], output_keys: frozenset[str] | None = None
+    ) -> tuple[Any, tuple[Interrupt, ...]]:
+        """What the node returns (the output schema's keys of the last state, as a
+        local ``invoke`` returns), and the interrupts it must raise (empty unless paused)."""
+        output = self.output
+        if output_keys is not None and isinstance(output, Mapping):
+            output = {key: value for key, value in output.items() if key in output_keys}
         if status == "interrupted" and interrupts:
-            return self.output, tuple(interrupts)
-        return self.output, ()
+            return output, tuple(interrupts)
+        return output, ()
 
     def _open(self) -> list[Chunk]:
         if self._opened:
