@@ -273,6 +273,29 @@ def build_parallel() -> StateGraph:
     return g
 
 
+# --- a graph with an output schema narrower than its state -------------------
+
+
+class NarrowState(TypedDict):
+    x: int
+    log: Annotated[list[str], operator.add]
+    scratch: str
+
+
+class NarrowOutput(TypedDict):
+    x: int
+
+
+def build_narrow() -> StateGraph:
+    def work(state: NarrowState) -> dict[str, Any]:
+        return {"x": state["x"] * 3, "log": ["work"], "scratch": "internal"}
+
+    g = StateGraph(NarrowState, output_schema=NarrowOutput)
+    g.add_node("work", work)
+    g.add_edge(START, "work")
+    return g
+
+
 # --- a slow graph, for abort and cancellation ---------------------------------
 
 
@@ -370,6 +393,7 @@ BUILDERS: dict[str, Callable[[], StateGraph]] = {
     "custom": build_custom,
     "slow": build_slow,
     "parallel": build_parallel,
+    "narrow": build_narrow,
     "agent": build_agent,
 }
 
@@ -383,4 +407,5 @@ boom = build_boom().compile()
 custom = build_custom().compile()
 slow = build_slow().compile()
 parallel = build_parallel().compile()
+narrow = build_narrow().compile()
 agent = build_agent().compile()

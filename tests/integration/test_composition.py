@@ -17,7 +17,7 @@ from langchain_core.tools import StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode
-from langgraph.types import Command, Send
+from langgraph.types import Command, Send, interrupt
 from typing_extensions import TypedDict
 
 from remote_graph import RemoteGraph
@@ -107,6 +107,21 @@ def child_agent_tool_events_and_updates(lane: Lane) -> Any:
 
 
 @scenario
+def child_returns_its_output_schema_only(lane: Lane) -> Any:
+    sub = child(lane, "narrow")
+
+    def call(state: dict[str, Any]) -> dict[str, Any]:
+        return {"log": [repr(sorted(sub.invoke({"x": state["x"], "log": [], "scratch": ""})))]}
+
+    async def acall(state: dict[str, Any]) -> dict[str, Any]:
+        return {"log": [repr(sorted(await sub.ainvoke({"x": state["x"], "log": [], "scratch": ""})))]}
+
+    parent = parent_of(lane, graphs.LinearState, ("child", child(lane, "narrow")))
+    called = parent_of(lane, graphs.LinearState, ("caller", call if lane.flavour == "sync" else acall))
+    return {"as_node": lane.output(lane.start(parent, LINEAR)), "called": lane.output(lane.start(called, LINEAR))}
+
+
+@scenario
 def child_called_inside_a_node(lane: Lane) -> Any:
     sub = child(lane, "linear")
 
@@ -172,6 +187,45 @@ def two_parallel_children_interrupt_and_resume_by_id(lane: Lane) -> Any:
         "output": lane.output(resumed),
         "answers": sorted(answers.values()),
     }
+
+
+@scenario
+def resuming_one_of_two_paused_children_leaves_the_other_asking(lane: Lane) -> Any:
+    parent = parent_of(lane, PairState, ("left", child(lane, "gate")), ("right", child(lane, "gate")))
+    config = lane.thread()
+    first = lane.interrupts(lane.start(parent, GATE, config))
+    partial = lane.start(parent, Command(resume={first[0].id: "only-one"}), config)
+    left = lane.interrupts(partial)
+    final = lane.start(parent, Command(resume={left[0].id: "the-other"}), config)
+    return {
+        "partial": norm(left),
+        "same_id": [i.id for i in left] == [first[1].id],
+        "final": lane.output(final),
+        "state": norm(lane.state(parent, config).values),
+    }
+
+
+@scenario
+def a_node_asking_after_its_child_asks_again_after_the_childs_resume(lane: Lane) -> Any:
+    sub = child(lane, "gate")
+
+    def node(state: dict[str, Any]) -> dict[str, Any]:
+        out = sub.invoke({"x": state["x"], "answer": ""})
+        confirm = interrupt({"confirm": out["answer"]})
+        return {"x": out["x"], "answer": f"{out['answer']}+{confirm}"}
+
+    async def anode(state: dict[str, Any]) -> dict[str, Any]:
+        out = await sub.ainvoke({"x": state["x"], "answer": ""})
+        confirm = interrupt({"confirm": out["answer"]})
+        return {"x": out["x"], "answer": f"{out['answer']}+{confirm}"}
+
+    parent = parent_of(lane, graphs.GateState, ("node", node if lane.flavour == "sync" else anode))
+    config = lane.thread()
+    steps = [lane.start(parent, GATE, config)]
+    for answer in ("child-yes", "node-ok"):
+        lane.output(steps[-1])
+        steps.append(lane.start(parent, Command(resume=answer), config))
+    return [{"interrupts": norm(lane.interrupts(run)), "output": lane.output(run)} for run in steps]
 
 
 @scenario

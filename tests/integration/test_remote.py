@@ -139,33 +139,33 @@ def test_async_wait_stops_at_the_pause(server_url: str) -> None:
     assert status == "interrupted" and [i.value for i in snap.interrupts] == [{"question": "approve?", "x": 2}]
 
 
-SLOW = {"x": 20, "log": []}  # ticks for about 2 s
-
-
-def busy_thread(server_url: str) -> tuple[RemoteGraph, dict[str, Any], Any]:
-    """A thread whose first run is running on the server (it has ticked once)."""
+def busy_thread(server_url: str, ticks: int = 200) -> tuple[RemoteGraph, dict[str, Any], Any]:
+    """A thread whose first run is running on the server (it has ticked once; it
+    would tick for ``ticks`` / 10 seconds)."""
     graph = remote(server_url, "slow")
     config = thread()
-    first = graph.stream_events(SLOW, config, version="v3")
+    first = graph.stream_events({"x": ticks, "log": []}, config, version="v3")
     next(iter(first.custom))
     return graph, config, first
 
 
-def test_reject_on_a_busy_thread_fails_at_once_with_409(server_url: str) -> None:
+def test_reject_on_a_busy_thread_fails_with_409(server_url: str) -> None:
     graph, config, first = busy_thread(server_url)
-    with pytest.raises(RemoteCommandError, match="already running") as info:
-        graph.stream_events({"x": 1, "log": []}, config, version="v3", multitask_strategy="reject").output
-    assert info.value.status == 409
-    # No 5 s wait on the busy thread: the first run is still running.
-    assert get_sync_client(url=server_url).runs.get(first.thread_id, str(first.run_id))["status"] == "running"
-    assert first.output == {"x": 20, "log": ["ticked"]}
+    with first:
+        with pytest.raises(RemoteCommandError, match="already running") as info:
+            graph.stream_events({"x": 1, "log": []}, config, version="v3", multitask_strategy="reject").output
+        assert info.value.status == 409
+        # The refusal came while the first run was still going.
+        assert get_sync_client(url=server_url).runs.get(first.thread_id, str(first.run_id))["status"] == "running"
+    assert first.snapshot().status == "cancelled"  # leaving `with` cancelled it
 
 
 def test_enqueue_on_a_busy_thread_waits_for_the_first_run(server_url: str) -> None:
-    graph, config, first = busy_thread(server_url)
+    graph, config, first = busy_thread(server_url, ticks=10)
     second = graph.stream_events({"x": 1, "log": []}, config, version="v3", multitask_strategy="enqueue")
+    # Whenever the second run was created, it ran after the first on the first's state.
     assert second.output == {"x": 1, "log": ["ticked", "ticked"]}
-    assert first.output == {"x": 20, "log": ["ticked"]} and first.snapshot().status == "completed"
+    assert first.output == {"x": 10, "log": ["ticked"]} and first.snapshot().status == "completed"
 
 
 @pytest.mark.parametrize("strategy, first_status", [("interrupt", "interrupted"), ("rollback", None)])
