@@ -190,6 +190,27 @@ def test_values_fingerprint_sees_through_the_streams_message_rewrite(rest_values
     assert values_fingerprint(rest_values) == values_fingerprint(wire_values)
 
 
+def test_a_paused_functional_graph_ends_on_its_interrupts_alone() -> None:
+    # An @entrypoint's REST state has values None while the stream sends {}.
+    stream = [
+        lifecycle(1, RUN, "running"),
+        frame(2, "updates", {}) + frame(3, "input.requested", {"interrupt_id": "a", "payload": "A?"}),
+        lifecycle(4, RUN, "interrupted"),
+        frame(5, "values", {}),
+        frame(6, "values", {"never": "read"}),
+    ]
+
+    def rest(request: Request) -> Response:
+        if request.path.endswith(f"/runs/{RUN}"):
+            return Response(200, {"status": "success"})
+        return Response(200, {"values": None, "tasks": [{"interrupts": [{"id": "a"}]}]})
+
+    p = protocol({"x": 1})
+    parts, end = drive(p, Server([stream], rest))
+    assert isinstance(end, Done) and p.status == "interrupted"
+    assert [part["type"] for part in parts] == ["updates", "values"]
+
+
 def test_values_fingerprint_tells_an_edited_message_apart() -> None:
     before = {"messages": [{"type": "ai", "id": "1", "content": "draft"}]}
     after = {"messages": [{"type": "ai", "id": "1", "content": "final"}]}
