@@ -188,17 +188,20 @@ class StartPlan:
         """
         command = self.input if isinstance(self.input, Command) else None
         run_input = self.input
+        pending = pending_interrupts(state)
         if self.parent_resume is not None and command is None:
-            command, run_input = self._continue_for_parent(self.parent_resume, state)
+            command, run_input = self._continue_for_parent(self.parent_resume, state, pending)
         if command is not None and command.graph is not None:
             raise ValueError("Command(graph=...) only makes sense when returned from a node, not as a run's input.")
         if command is not None and command.resume is not None:
-            resume = self._resume(command.resume, pending_interrupts(state))
+            resume = self._resume(command.resume, pending)
             if not via_runs and not self._needs_runs_api():
                 return Request("POST", f"{thread_path}/commands", json=self._respond(command, resume))
         return Request("POST", f"{thread_path}/runs", json=self._run_body(command, run_input))
 
-    def _continue_for_parent(self, resume: ParentResume, state: Mapping[str, Any] | None) -> tuple[Command | None, Any]:
+    def _continue_for_parent(
+        self, resume: ParentResume, state: Mapping[str, Any] | None, pending: list[dict[str, Any]]
+    ) -> tuple[Command | None, Any]:
         """What a resumed parent task sends: as a local child, continue from the
         child's checkpoint instead of starting over from the input.
 
@@ -207,7 +210,6 @@ class StartPlan:
         child's ``interrupt()`` would. A child that already ran in this task
         (it completed, or failed and is retried) continues with no input.
         """
-        pending = pending_interrupts(state)
         answers, used_value = resume.responses([p["interrupt_id"] for p in pending])
         if answers is not None:
             self.used_parent_value = used_value
