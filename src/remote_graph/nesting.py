@@ -99,12 +99,10 @@ def parent_task(config: RunnableConfig, child_thread_id: ChildThreadId = default
     stream = conf.get(CONFIG_KEY_STREAM)
     write = _marking_streamed_messages(stream, config.get("callbacks")) if stream is not None else None
     resume = None
-    consume: Callable[[], None] = lambda: None
-    if isinstance(scratchpad, PregelScratchpad):
-        pad = scratchpad
 
-        def consume() -> None:
-            pad.get_null_resume(True)
+    def consume() -> None:
+        if isinstance(scratchpad, PregelScratchpad):
+            scratchpad.get_null_resume(True)
 
     if conf.get(CONFIG_KEY_RESUMING):
         value: Any = scratchpad.get_null_resume(False) if isinstance(scratchpad, PregelScratchpad) else None
