@@ -274,6 +274,27 @@ class RemoteAsync(AsyncLane):
     kind = "remote"
 
 
+# Inputs the served graphs take, shared by the scenario modules.
+LINEAR = {"x": 1, "log": []}
+GATE = {"x": 1, "answer": ""}
+
+Scenario = Callable[["Lane"], Any]
+
+
+class Scenarios(dict[str, Scenario]):
+    """A module's scenarios by name; use an instance as the ``@scenario`` decorator."""
+
+    def __call__(self, fn: Scenario) -> Scenario:
+        self[fn.__name__] = fn
+        return fn
+
+
+def compare(fn: Scenario, flavour: str, server_url: str, *, reference_flavour: str | None = None) -> tuple[Any, Any]:
+    """Run a scenario on the local lane (``reference_flavour``, else ``flavour``) and on
+    the remote ``flavour`` lane; return both results."""
+    return run_lane("local", reference_flavour or flavour, server_url, fn), run_lane("remote", flavour, server_url, fn)
+
+
 def run_lane(kind: str, flavour: str, server_url: str, fn: Callable[[Lane], Any]) -> Any:
     """Run one scenario on one lane, closing the lane afterwards."""
     lane = LANES[(kind, flavour)](server_url)

@@ -21,20 +21,12 @@ from langgraph.types import Command, Send, interrupt
 from typing_extensions import TypedDict
 
 from remote_graph import RemoteGraph
-from tests.integration.lanes import Lane, norm, norm_event, run_lane
+from tests.integration.lanes import GATE, LINEAR, Lane, Scenarios, compare, norm, norm_event
 
 pytestmark = pytest.mark.integration
 
-Scenario = Callable[[Lane], Any]
-SCENARIOS: dict[str, Scenario] = {}
-
-
-def scenario(fn: Scenario) -> Scenario:
-    SCENARIOS[fn.__name__] = fn
-    return fn
-
-
-LINEAR = {"x": 1, "log": []}
+SCENARIOS = Scenarios()
+scenario = SCENARIOS
 
 
 def _join(a: str, b: str) -> str:
@@ -46,7 +38,6 @@ class PairState(TypedDict):
 
     x: Annotated[int, operator.add]
     answer: Annotated[str, _join]
-GATE = {"x": 1, "answer": ""}
 
 
 def child(lane: Lane, name: str, saver: Any = None) -> Any:
@@ -388,7 +379,5 @@ def coordinates_5_with_config_merges_with_an_invoke_thread(lane: Lane) -> Any:
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_local_child_equals_remote_child(name: str, flavour: str, server_url: str) -> None:
-    fn = SCENARIOS[name]
-    local = run_lane("local", flavour, server_url, fn)
-    remote = run_lane("remote", flavour, server_url, fn)
+    local, remote = compare(SCENARIOS[name], flavour, server_url)
     assert remote == local

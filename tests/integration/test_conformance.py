@@ -5,7 +5,6 @@ normalized results must be equal.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -14,21 +13,14 @@ from langgraph.stream._types import StreamTransformer
 from langgraph.stream.stream_channel import StreamChannel
 from langgraph.types import Command
 
-from tests.integration.lanes import Lane, error_of, norm, norm_event, run_lane
+from tests.integration.lanes import GATE, LINEAR, Lane, Scenarios, compare, error_of, norm, norm_event
 
 pytestmark = pytest.mark.integration
 
-Scenario = Callable[[Lane], Any]
-SCENARIOS: dict[str, Scenario] = {}
+SCENARIOS = Scenarios()
+scenario = SCENARIOS
 
 
-def scenario(fn: Scenario) -> Scenario:
-    SCENARIOS[fn.__name__] = fn
-    return fn
-
-
-LINEAR = {"x": 1, "log": []}
-GATE = {"x": 1, "answer": ""}
 CHAT = {"messages": [HumanMessage("hi")]}
 
 
@@ -374,16 +366,10 @@ def prebuilt_transformer_instance_rejected(lane: Lane) -> Any:
 # --- parametrization -------------------------------------------------------------------
 
 
-@pytest.fixture
-def run_both(server_url: str, flavour: str) -> Iterator[Callable[[Scenario], tuple[Any, Any]]]:
-    def both(fn: Scenario) -> tuple[Any, Any]:
-        reference_flavour = "sync" if fn is interleave_values_updates_lifecycle else flavour
-        return run_lane("local", reference_flavour, server_url, fn), run_lane("remote", flavour, server_url, fn)
-
-    yield both
-
-
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
-def test_local_equals_remote(name: str, run_both: Callable[[Scenario], tuple[Any, Any]]) -> None:
-    local, remote = run_both(SCENARIOS[name])
+def test_local_equals_remote(name: str, flavour: str, server_url: str) -> None:
+    fn = SCENARIOS[name]
+    # Local async streams have no interleave; that scenario's reference is local sync.
+    reference = "sync" if fn is interleave_values_updates_lifecycle else None
+    local, remote = compare(fn, flavour, server_url, reference_flavour=reference)
     assert remote == local

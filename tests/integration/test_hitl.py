@@ -5,27 +5,17 @@ local compiled graph and on ``RemoteGraph``, sync and async, compared.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from langgraph.types import Command, Send
 
-from tests.integration.lanes import Lane, norm, norm_event, run_lane
+from tests.integration.lanes import GATE, LINEAR, Lane, Scenarios, compare, norm, norm_event
 
 pytestmark = pytest.mark.integration
 
-Scenario = Callable[[Lane], Any]
-SCENARIOS: dict[str, Scenario] = {}
-
-
-def scenario(fn: Scenario) -> Scenario:
-    SCENARIOS[fn.__name__] = fn
-    return fn
-
-
-LINEAR = {"x": 1, "log": []}
-GATE = {"x": 1, "answer": ""}
+SCENARIOS = Scenarios()
+scenario = SCENARIOS
 
 
 def config_at(config: dict[str, Any], checkpoint_id: str) -> dict[str, Any]:
@@ -171,7 +161,7 @@ def fork_by_update_state_at_a_checkpoint(lane: Lane) -> Any:
     lane.output(lane.start(graph, LINEAR, config))
     before_b = next(s for s in lane.history(graph, config) if s.next == ("b",))
     forked = lane.update_state(graph, before_b.config, {"x": 40})
-    run = lane.start(graph, None, {"configurable": {**config["configurable"], "checkpoint_id": forked["configurable"]["checkpoint_id"]}})
+    run = lane.start(graph, None, config_at(config, forked["configurable"]["checkpoint_id"]))
     return {"run": outcome(lane, run), "state": snap(lane.state(graph, config))}
 
 
@@ -254,7 +244,5 @@ def durability_exit_keeps_the_final_state(lane: Lane) -> Any:
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_local_equals_remote(name: str, flavour: str, server_url: str) -> None:
-    fn = SCENARIOS[name]
-    local = run_lane("local", flavour, server_url, fn)
-    remote = run_lane("remote", flavour, server_url, fn)
+    local, remote = compare(SCENARIOS[name], flavour, server_url)
     assert remote == local
