@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 from dataclasses import dataclass
 
 
@@ -18,10 +19,13 @@ class SSEDecoder:
     """Split a byte stream into SSE frames, following the WHATWG parsing rules.
 
     Feed it whatever the transport hands over, in any chunking; it keeps the
-    partial line between calls. Lines may end in CRLF, LF or CR.
+    partial line between calls. Lines may end in CRLF, LF or CR. Text is
+    decoded incrementally, so a multi-byte UTF-8 character split across two
+    chunks is decoded whole; only bytes that are invalid UTF-8 become U+FFFD.
     """
 
     def __init__(self) -> None:
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._buffer = ""
         self._pending_cr = False
         self._event = ""
@@ -30,11 +34,12 @@ class SSEDecoder:
 
     def feed(self, chunk: bytes) -> list[Frame]:
         """Decode ``chunk`` and return the frames it completes."""
-        text = chunk.decode("utf-8", errors="replace")
+        text = self._utf8.decode(chunk)
         if self._pending_cr and text.startswith("\n"):
             # A CRLF split across two chunks: the LF belongs to the line already ended.
             text = text[1:]
-        self._pending_cr = False
+        if text:
+            self._pending_cr = False
         self._buffer += text
         frames: list[Frame] = []
         while True:
