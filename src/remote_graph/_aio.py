@@ -1,4 +1,4 @@
-"""The async I/O shell: carries out the protocol's actions with an ``httpx.AsyncClient``.
+"""The async I/O shell: carries out a ``RunDriver``'s actions with an ``httpx.AsyncClient``.
 
 It does work only while a consumer awaits the next part (the run stream's
 single-flight pump); there is no background task.
@@ -7,107 +7,106 @@ single-flight pump); there is no background task.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, AsyncIterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 import httpx
 
-from remote_graph._core.actions import Done, Emit, Fail, OpenStream, Receive, Request, Response, Sleep
-from remote_graph._core.protocol import RunProtocol
-from remote_graph._shell_common import decode, request_args, stream_request, translate
+from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response
+from remote_graph._core.convert import Part
+from remote_graph._core.run import RunDriver
+from remote_graph._shell_common import broken, decode, is_event_stream, request_args, stream_request, stream_response
 
 logger = logging.getLogger("remote_graph")
 
 
-class AsyncRunSource(AsyncIterator[dict[str, Any]]):
+class AsyncRunSource(AsyncIterator[Part]):
     """Async iterator of stream parts for one remote run (the local ``graph_aiter``)."""
 
-    def __init__(self, http: httpx.AsyncClient, protocol: RunProtocol, headers: dict[str, str] | None = None) -> None:
+    def __init__(self, http: httpx.AsyncClient, driver: RunDriver, headers: dict[str, str] | None = None) -> None:
         self._http = http
-        self._protocol = protocol
+        self._driver = driver
         self._headers = headers or {}
         self._response: httpx.Response | None = None
         self._chunks: AsyncIterator[bytes] | None = None
-        self._finished = False
-        self._perform: dict[type, Callable[[Any], Any]] = {Request: self._request, OpenStream: self._open, Receive: self._receive, Sleep: self._sleep}
+        self._closed = False
 
-    async def __anext__(self) -> dict[str, Any]:
-        if self._finished:
+    async def __anext__(self) -> Part:
+        if self._closed:
             raise StopAsyncIteration
-        reply: Any = None
-        protocol = self._protocol
         try:
-            while True:
-                action = protocol.next_action(reply)
-                reply = None
-                if isinstance(action, Emit):
-                    return action.part
-                if isinstance(action, Done):
-                    raise StopAsyncIteration
-                if isinstance(action, Fail):
-                    raise action.error
-                reply = await self._perform[type(action)](action)
+            part = await self._drive()
         except BaseException:
-            # Abandoning the stream (cancelled, or the connection failed) must not
-            # leave the run going on the server.
+            # Cancelled, or the run failed: the driver decides what the server must be told.
             await self.aclose()
             raise
+        if part is None:
+            await self.aclose()
+            raise StopAsyncIteration
+        return part
 
     async def aclose(self) -> None:
-        """Stop early: cancel the run on the server if it is still going."""
-        if self._finished:
+        """Stop early: the driver cancels the run on the server if it may still be going."""
+        if self._closed:
             return
-        cancel = self._protocol.cancel_request()
-        await self._finish()
-        if cancel is not None:
-            try:
-                # Shielded: aclose often runs while the surrounding task is being cancelled.
-                with anyio.CancelScope(shield=True):
-                    await self._request(cancel)
-            except Exception as exc:
-                logger.warning("could not cancel remote run %s: %s", self._protocol.run_id, exc)
+        self._closed = True
+        # Shielded: aclose often runs while the surrounding task is being cancelled.
+        with anyio.CancelScope(shield=True):
+            await self._close_stream()
+            self._driver.abandon()
+            await self._drive()
+
+    async def _drive(self) -> Part | None:
+        step = self._driver.step(None)
+        while step is not None and not isinstance(step, dict):
+            step = self._driver.step(await self._perform(step))
+        return step
 
     # --- actions -------------------------------------------------------------
 
-    async def _request(self, action: Request) -> Response:
-        try:
-            r = await self._http.request(**request_args(action, self._protocol.timeouts, self._headers))
-        except httpx.HTTPError as exc:
-            raise translate(exc, f"calling {action.method} {action.path}") from exc
-        return Response(r.status_code, decode(r.content))
+    async def _perform(self, action: IOAction) -> Any:
+        if isinstance(action, Receive):
+            return await self._receive()
+        if isinstance(action, Request):
+            return await self._request(action)
+        if isinstance(action, OpenStream):
+            return await self._open(action)
+        await anyio.sleep(action.seconds)
+        return None
 
-    async def _open(self, action: OpenStream) -> Response:
+    async def _request(self, action: Request) -> Response | Broken:
+        try:
+            r = await self._http.request(**request_args(action, self._driver.timeouts, self._headers))
+        except httpx.HTTPError as exc:
+            return broken(exc)
+        return Response(r.status_code, decode(r.content), r.headers.get("content-type", ""))
+
+    async def _open(self, action: OpenStream) -> Response | Broken:
         await self._close_stream()
-        request = stream_request(self._http, action, self._protocol.timeouts, self._headers)
+        request = stream_request(self._http, action, self._driver.timeouts, self._headers)
         try:
             response = await self._http.send(request, stream=True)
-            if response.status_code != 200:
-                body = decode(await response.aread())
-                await response.aclose()
-                return Response(response.status_code, body)
         except httpx.HTTPError as exc:
-            raise translate(exc, "opening the event stream") from exc
+            return broken(exc)
         self._response = response
         self._chunks = response.aiter_raw()
-        return Response(200, None)
+        if is_event_stream(response):
+            return stream_response(response, b"")
+        head = await self._receive()
+        await self._close_stream()
+        return head if isinstance(head, Broken) else stream_response(response, head)
 
-    async def _receive(self, action: Receive) -> bytes:
+    async def _receive(self) -> bytes | Broken:
         assert self._chunks is not None
         try:
             return await anext(self._chunks, b"")
         except httpx.HTTPError as exc:
-            raise translate(exc, "reading the event stream") from exc
-
-    async def _sleep(self, action: Sleep) -> None:
-        await anyio.sleep(action.seconds)
+            await self._close_stream()
+            return broken(exc)
 
     async def _close_stream(self) -> None:
         response, self._response, self._chunks = self._response, None, None
         if response is not None:
             with anyio.CancelScope(shield=True):
                 await response.aclose()
-
-    async def _finish(self) -> None:
-        self._finished = True
-        await self._close_stream()

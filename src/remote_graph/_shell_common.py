@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import orjson
 
-from remote_graph._core.actions import OpenStream, Request, Timeouts
+from remote_graph._core.actions import Broken, OpenStream, Request, Response, Timeouts
 from remote_graph.errors import RemoteConnectionError, RemoteGraphError, RemoteTimeoutError
 
 _sdk_default: Callable[[Any], Any] | None
@@ -49,8 +49,15 @@ def translate(exc: httpx.HTTPError, doing: str) -> RemoteGraphError:
     return RemoteConnectionError(f"connection failed while {doing}: {exc!r}")
 
 
+def broken(exc: httpx.HTTPError) -> Broken:
+    """A transport failure, handed to the core to decide on."""
+    return Broken(exc, timed_out=isinstance(exc, httpx.TimeoutException))
+
+
 _JSON_HEADERS = {"content-type": "application/json"}
-_SSE_HEADERS = {"content-type": "application/json", "accept": "text/event-stream", "cache-control": "no-store"}
+_SSE_HEADERS = {"accept": "text/event-stream", "cache-control": "no-store"}
+# How much of a body that is not an event stream is kept for the error message.
+_PEEK = 2048
 
 
 def request_args(action: Request, timeouts: Timeouts, headers: dict[str, str]) -> dict[str, Any]:
@@ -68,9 +75,23 @@ def request_args(action: Request, timeouts: Timeouts, headers: dict[str, str]) -
 def stream_request(http: httpx.Client | httpx.AsyncClient, action: OpenStream, timeouts: Timeouts, headers: dict[str, str]) -> httpx.Request:
     """The SSE request for ``action``; reads may be silent for ``timeouts.read``."""
     return http.build_request(
-        "POST",
+        "GET",
         action.path,
-        content=encode(action.json),
-        headers={**_SSE_HEADERS, **headers},
+        params=action.params or None,
+        headers={**_SSE_HEADERS, **headers, "last-event-id": action.last_event_id},
         timeout=httpx.Timeout(timeouts.request, read=timeouts.read),
     )
+
+
+def is_event_stream(response: httpx.Response) -> bool:
+    """Whether an opened stream is the event stream asked for."""
+    return response.status_code == 200 and response.headers.get("content-type", "").startswith("text/event-stream")
+
+
+def stream_response(response: httpx.Response, head: bytes) -> Response:
+    """The core's view of an opened stream: its status, its content type, and
+    (when it is not an event stream) the start of what it said instead."""
+    content_type = response.headers.get("content-type", "")
+    if is_event_stream(response):
+        return Response(200, None, content_type)
+    return Response(response.status_code, decode(head[:_PEEK]), content_type)

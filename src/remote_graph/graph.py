@@ -22,7 +22,7 @@ from remote_graph._aio import AsyncRunSource
 from remote_graph._core.actions import Timeouts
 from remote_graph._core.commands import RunOptions, StartPlan, wire_config
 from remote_graph._core.nested import NestedRun, OutputSchema
-from remote_graph._core.protocol import RunProtocol
+from remote_graph._core.run import RunDriver
 from remote_graph._sync import SyncRunSource
 from remote_graph.errors import RemoteRunError
 from remote_graph.nesting import ChildThreadId, ParentTask, default_child_thread_id, parent_task
@@ -45,14 +45,14 @@ def _nested_run(task: ParentTask) -> NestedRun:
     return NestedRun(task.ns, task.modes, messages_v2=task.messages_v2, key_prefix=f"remote:{uuid4().hex}", metadata=task.metadata)
 
 
-def _node_result(task: ParentTask, run: NestedRun, protocol: RunProtocol, version: str) -> Any:
+def _node_result(task: ParentTask, run: NestedRun, driver: RunDriver, version: str) -> Any:
     _write(task, run.finish())
-    if protocol.plan.used_parent_value:
+    if driver.plan.used_parent_value:
         task.consume_resume()
-    if protocol.status == "cancelled":
-        raise RemoteRunError(f"the remote run {protocol.run_id} on thread {protocol.thread_id} was cancelled before it ended")
-    keys = protocol.output_schema.keys if protocol.output_schema is not None else None
-    output, interrupts = run.result(protocol.status, protocol.interrupts, keys)
+    if driver.status == "cancelled":
+        raise RemoteRunError(f"the remote run {driver.run_id} on thread {driver.thread_id} was cancelled before it ended")
+    keys = driver.output_schema.keys if driver.output_schema is not None else None
+    output, interrupts = run.result(driver.status, driver.interrupts, keys)
     if interrupts:
         raise GraphInterrupt(interrupts)
     return GraphOutput(value=output, interrupts=()) if version == "v2" else output
@@ -168,32 +168,32 @@ class RemoteGraph(_UpstreamRemoteGraph):
         nested = self._nested(input, config, kwargs)
         if nested is None:
             return super().invoke(input, config, **kwargs)
-        task, protocol, options = nested
+        task, driver, options = nested
         run = _nested_run(task)
-        source = SyncRunSource(self._validate_sync_client().http.client, protocol, self._headers(options))
+        source = SyncRunSource(self._validate_sync_client().http.client, driver, self._headers(options))
         try:
             for part in source:
                 _write(task, run.feed(part))
         finally:
             source.close()
-        return _node_result(task, run, protocol, kwargs.get("version", "v1"))
+        return _node_result(task, run, driver, kwargs.get("version", "v1"))
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Async variant of ``invoke``. Cancelling it cancels the remote run."""
         nested = self._nested(input, config, kwargs)
         if nested is None:
             return await super().ainvoke(input, config, **kwargs)
-        task, protocol, options = nested
+        task, driver, options = nested
         run = _nested_run(task)
-        source = AsyncRunSource(self._validate_client().http.client, protocol, self._headers(options))
+        source = AsyncRunSource(self._validate_client().http.client, driver, self._headers(options))
         try:
             async for part in source:
                 _write(task, run.feed(part))
         finally:
             await source.aclose()
-        return _node_result(task, run, protocol, kwargs.get("version", "v1"))
+        return _node_result(task, run, driver, kwargs.get("version", "v1"))
 
-    def _nested(self, input: Any, config: RunnableConfig | None, kwargs: dict[str, Any]) -> tuple[ParentTask, RunProtocol, RunOptions] | None:
+    def _nested(self, input: Any, config: RunnableConfig | None, kwargs: dict[str, Any]) -> tuple[ParentTask, RunDriver, RunOptions] | None:
         merged = ensure_config(self.config, config)
         task = parent_task(merged, self.child_thread_id)
         if task is None:
@@ -211,7 +211,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
         plan = StartPlan(
             assistant_id=self.assistant_id, input=input, config=wire, options=options, thread_given=True, parent_resume=task.resume
         )
-        return task, RunProtocol(plan, task.thread_id, timeouts=self.timeouts, output_schema=self._output_schema), options
+        return task, RunDriver(plan, task.thread_id, timeouts=self.timeouts, output_schema=self._output_schema), options
 
     # --- v3 --------------------------------------------------------------------
 
@@ -226,10 +226,10 @@ class RemoteGraph(_UpstreamRemoteGraph):
         ]
         return StreamMux(factories=factories, scope=(), is_async=is_async)
 
-    def _protocol(self, input: Any, config: RunnableConfig | None, options: RunOptions) -> RunProtocol:
+    def _driver(self, input: Any, config: RunnableConfig | None, options: RunOptions) -> RunDriver:
         thread_id, wire, thread_given = wire_config(merge_configs(self.config, config))
         plan = StartPlan(assistant_id=self.assistant_id, input=input, config=wire, options=options, thread_given=thread_given)
-        return RunProtocol(plan, thread_id, timeouts=self.timeouts)
+        return RunDriver(plan, thread_id, timeouts=self.timeouts)
 
     def _headers(self, options: RunOptions) -> dict[str, str] | None:
         if not self.distributed_tracing:
@@ -293,12 +293,12 @@ class RemoteGraph(_UpstreamRemoteGraph):
         _reject_v3_invariant_kwargs(kwargs)
         options = RunOptions.from_kwargs(kwargs)
         mux = self._mux(transformers, is_async=False)
-        protocol = self._protocol(input, config, options)
+        driver = self._driver(input, config, options)
         sync_client = self._validate_sync_client()
-        source = SyncRunSource(sync_client.http.client, protocol, self._headers(options))
+        source = SyncRunSource(sync_client.http.client, driver, self._headers(options))
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="The v3 streaming protocol on Pregel is experimental.")
-            return RemoteGraphRunStream(source, mux, protocol)
+            return RemoteGraphRunStream(source, mux, driver)
 
     @overload  # type: ignore[override]
     def astream_events(
@@ -351,9 +351,9 @@ class RemoteGraph(_UpstreamRemoteGraph):
         options: RunOptions,
     ) -> AsyncRemoteGraphRunStream:
         mux = self._mux(transformers, is_async=True)
-        protocol = self._protocol(input, config, options)
+        driver = self._driver(input, config, options)
         client = self._validate_client()
-        source = AsyncRunSource(client.http.client, protocol, self._headers(options))
+        source = AsyncRunSource(client.http.client, driver, self._headers(options))
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="The v3 streaming protocol on Pregel is experimental.")
-            return AsyncRemoteGraphRunStream(source, mux, protocol)
+            return AsyncRemoteGraphRunStream(source, mux, driver)

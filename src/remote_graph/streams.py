@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from langgraph.stream._mux import StreamMux
 from langgraph.stream.run_stream import AsyncGraphRunStream, GraphRunStream
@@ -20,12 +20,11 @@ from langgraph.stream.stream_channel import StreamChannel
 from langgraph.types import Interrupt
 
 from remote_graph._aio import AsyncRunSource
-from remote_graph._core.protocol import RunProtocol
+from remote_graph._core.run import RunDriver
+from remote_graph._core.state import RunStatus
 from remote_graph._sync import SyncRunSource
 
 __all__ = ["RunSnapshot", "RunStatus", "RemoteGraphRunStream", "AsyncRemoteGraphRunStream"]
-
-RunStatus = Literal["pending", "running", "completed", "failed", "interrupted", "cancelled"]
 
 
 @dataclass(frozen=True)
@@ -35,7 +34,8 @@ class RunSnapshot:
     Attributes:
         status: ``pending`` before the first pull starts the run, ``running``,
             then ``completed``, ``failed``, ``interrupted`` (paused for input)
-            or ``cancelled``.
+            or ``cancelled``; a ``RunStatus``, which compares equal to those
+            strings. Once the run has ended it is the server's own verdict.
         run_id: The server's run id, once the run has started.
         thread_id: The thread the run belongs to.
         values: The latest root state snapshot seen, or ``None``.
@@ -52,29 +52,30 @@ class RunSnapshot:
 
 
 class _RemoteRunMixin:
-    _protocol: RunProtocol
+    _driver: RunDriver
     _mux: StreamMux
     _latest: Any
 
     @property
     def run_id(self) -> str | None:
         """The server's id for this run (``None`` until the first pull starts it)."""
-        return self._protocol.run_id
+        return self._driver.run_id
 
     @property
     def thread_id(self) -> str:
         """The id of the thread this run executes on."""
-        return self._protocol.thread_id
+        return self._driver.thread_id
 
     def snapshot(self) -> RunSnapshot:
         """Return the run's current status, interrupts and latest values. Never waits."""
+        state = self._driver.state
         return RunSnapshot(
-            status=self._protocol.status,  # type: ignore[arg-type]
-            run_id=self._protocol.run_id,
-            thread_id=self._protocol.thread_id,
+            status=state.status,
+            run_id=self._driver.run_id,
+            thread_id=self._driver.thread_id,
             values=self._latest,
-            interrupts=list(self._protocol.interrupts),
-            error=self._mux._events._error,
+            interrupts=list(self._driver.interrupts),
+            error=state.error if state.error is not None else self._mux._events._error,
         )
 
 
@@ -86,8 +87,8 @@ class RemoteGraphRunStream(_RemoteRunMixin, GraphRunStream):
     thread. Leaving the ``with`` block early cancels the run on the server.
     """
 
-    def __init__(self, source: SyncRunSource, mux: StreamMux, protocol: RunProtocol) -> None:
-        self._protocol = protocol
+    def __init__(self, source: SyncRunSource, mux: StreamMux, driver: RunDriver) -> None:
+        self._driver = driver
         super().__init__(source, mux)
 
     def wait(self) -> RunStatus:
@@ -98,7 +99,7 @@ class RemoteGraphRunStream(_RemoteRunMixin, GraphRunStream):
         """
         while self._pump_next():
             pass
-        return self._protocol.status  # type: ignore[return-value]
+        return self._driver.status
 
 
 class AsyncRemoteGraphRunStream(_RemoteRunMixin, AsyncGraphRunStream):
@@ -108,8 +109,8 @@ class AsyncRemoteGraphRunStream(_RemoteRunMixin, AsyncGraphRunStream):
     ``interleave`` that local async streams lack.
     """
 
-    def __init__(self, source: AsyncRunSource, mux: StreamMux, protocol: RunProtocol) -> None:
-        self._protocol = protocol
+    def __init__(self, source: AsyncRunSource, mux: StreamMux, driver: RunDriver) -> None:
+        self._driver = driver
         super().__init__(source, mux)
 
     async def wait(self) -> RunStatus:
@@ -119,7 +120,7 @@ class AsyncRemoteGraphRunStream(_RemoteRunMixin, AsyncGraphRunStream):
         """
         while await self._apump_next():
             pass
-        return self._protocol.status  # type: ignore[return-value]
+        return self._driver.status
 
     async def interleave(self, *names: str) -> AsyncIterator[tuple[str, Any]]:
         """Iterate several projections in arrival order, yielding ``(name, item)``.

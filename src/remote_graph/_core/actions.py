@@ -1,8 +1,11 @@
-"""What the protocol core asks its I/O shell to do next.
+"""What the protocol core asks its I/O shell to do, and what the shell answers.
 
-The core never touches a socket. It yields one of these actions; the sync or
-async shell carries it out and hands the outcome back. Every network wait the
-shells perform is bounded by the timeouts in ``Timeouts``.
+The core never touches a socket. It hands the shell one of the actions
+below; the sync or async shell carries it out and hands back the outcome: a
+``Response`` for a request, ``bytes`` for a read, or a ``Broken`` when the
+transport failed, so that the core, not the shell, decides whether to retry.
+Every network wait the shells perform is bounded by the timeouts in
+``Timeouts``.
 """
 
 from __future__ import annotations
@@ -13,24 +16,31 @@ from typing import Any
 
 @dataclass(frozen=True, slots=True)
 class Timeouts:
-    """Bounds on every wait a run stream performs, in seconds.
+    """Bounds on every wait a remote run performs, in seconds.
 
     Attributes:
-        request: One REST request or protocol command.
-        read: Silence tolerated on the event stream. The server sends a
+        request: One REST request, including connecting.
+        read: Silence tolerated on a run's event stream. The server sends a
             heartbeat every 5 s, so this only trips on a dead connection.
-        settle: How long an interrupted run may take to deliver the events that
-            trail its ``interrupted`` lifecycle.
+        reconnect: How long a run's lost event stream is retried, with
+            backoff, without delivering a new event before the run fails
+            with a ``RemoteConnectionError``.
     """
 
     request: float = 30.0
     read: float = 30.0
-    settle: float = 10.0
+    reconnect: float = 15.0
+
+    def __post_init__(self) -> None:
+        for name in ("request", "read", "reconnect"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ValueError(f"Timeouts.{name} must be a positive number of seconds, got {value!r}")
 
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """One REST call; the shell answers with ``Response``."""
+    """One REST call; the shell answers with ``Response`` or ``Broken``."""
 
     method: str
     path: str
@@ -42,45 +52,39 @@ class Request:
 class Response:
     status: int
     body: Any
+    content_type: str = "application/json"
 
 
 @dataclass(frozen=True, slots=True)
 class OpenStream:
-    """Open the thread's SSE event stream; the shell answers with ``Response``
-    (``body`` is the parsed error body when ``status`` is not 200)."""
+    """Open a run's SSE stream with ``GET path``, resuming after
+    ``last_event_id``; the shell answers with ``Response`` (``body`` is the
+    parsed error body, or the start of a non-SSE body) or ``Broken``."""
 
     path: str
-    json: dict[str, Any] = field(default_factory=dict)
+    last_event_id: str
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
 class Receive:
-    """Read the next chunk of the open stream; the shell answers with ``bytes``
-    (``b""`` at end of stream)."""
+    """Read the next chunk of the open stream; the shell answers with
+    ``bytes`` (``b""`` at a clean end of stream) or ``Broken``."""
 
 
 @dataclass(frozen=True, slots=True)
 class Sleep:
+    """Wait before the next attempt; the shell answers ``None``."""
+
     seconds: float
 
 
 @dataclass(frozen=True, slots=True)
-class Emit:
-    """Hand one stream part to the run stream's mux."""
-
-    part: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class Done:
-    """The run is over; the shell closes the stream and stops iterating."""
-
-
-@dataclass(frozen=True, slots=True)
-class Fail:
-    """The run failed; the shell closes the stream and raises ``error``."""
+class Broken:
+    """The transport failed while carrying out an action."""
 
     error: BaseException
+    timed_out: bool = False
 
 
-Action = Request | OpenStream | Receive | Sleep | Emit | Done | Fail
+IOAction = Request | OpenStream | Receive | Sleep

@@ -1,4 +1,4 @@
-"""Turn a ``stream_events`` call (input, config, kwargs) into protocol commands."""
+"""Turn a ``stream_events`` call (input, config, kwargs) into the request that starts the run."""
 
 from __future__ import annotations
 
@@ -154,8 +154,9 @@ class StartPlan:
     ``interrupt_before`` / ``interrupt_after``, ``durability``, and new input
     on an interrupted thread (a new pass over the input, as locally, where
     ``run.start`` would take it as the resume value). It also never meets
-    ``run.start``'s 5 s wait on a busy thread. A resume goes through the
-    protocol's ``input.respond``.
+    ``run.start``'s 5 s wait on a busy thread. A resume is a runs API
+    ``Command(resume={interrupt_id: value})``; every run is created
+    ``stream_resumable``, so it can be followed on its own stream.
     """
 
     assistant_id: str
@@ -180,12 +181,8 @@ class StartPlan:
         """
         return self.thread_given and (self.resumes or self.parent_resume is not None)
 
-    def request(self, thread_path: str, state: Mapping[str, Any] | None, *, via_runs: bool = False) -> Request:
-        """The request that starts the run; raises for input that cannot be sent as given.
-
-        ``via_runs`` sends a resume as a runs API ``Command`` instead of
-        ``input.respond``, for interrupts the protocol session does not know.
-        """
+    def request(self, thread_path: str, state: Mapping[str, Any] | None) -> Request:
+        """The request that starts the run; raises for input that cannot be sent as given."""
         command = self.input if isinstance(self.input, Command) else None
         run_input = self.input
         pending = pending_interrupts(state)
@@ -194,9 +191,9 @@ class StartPlan:
         if command is not None and command.graph is not None:
             raise ValueError("Command(graph=...) only makes sense when returned from a node, not as a run's input.")
         if command is not None and command.resume is not None:
-            resume = self._resume(command.resume, pending)
-            if not via_runs and not self._needs_runs_api():
-                return Request("POST", f"{thread_path}/commands", json=self._respond(command, resume))
+            # Answer the interrupts by id, as the server's input.respond does:
+            # a plain value must name the one interrupt it answers.
+            command = Command(update=command.update, goto=command.goto, resume=self._resume(command.resume, pending))
         return Request("POST", f"{thread_path}/runs", json=self._run_body(command, run_input))
 
     def _continue_for_parent(
@@ -218,10 +215,6 @@ class StartPlan:
             raise GraphInterrupt(tuple(Interrupt(value=revive(p["value"]), id=p["interrupt_id"]) for p in pending))
         has_checkpoint = isinstance(state, Mapping) and bool(state.get("checkpoint"))
         return None, (None if has_checkpoint else self.input)
-
-    def _needs_runs_api(self) -> bool:
-        o = self.options
-        return o.interrupt_before is not None or o.interrupt_after is not None or o.durability is not None
 
     def _run_body(self, command: Command | None, run_input: Any) -> dict[str, Any]:
         config = dict(self.config)
@@ -254,33 +247,20 @@ class StartPlan:
                 body[key] = value
         return body
 
-    def _resume(self, resume: Any, pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The ``input.respond`` responses: one per interrupt answered."""
+    def _resume(self, resume: Any, pending: list[dict[str, Any]]) -> dict[str, Any]:
+        """The resume map, ``{interrupt_id: value}``, for the interrupts answered."""
         if not pending:
             raise ValueError("Command(resume=...) was given but the thread has no pending interrupt to resume.")
         by_id = {p["interrupt_id"]: p for p in pending}
         if isinstance(resume, Mapping) and resume and all(key in by_id for key in resume):
-            return [{"interrupt_id": key, "response": value, "namespace": by_id[key]["namespace"]} for key, value in resume.items()]
+            return dict(resume)
         if len(pending) == 1:
-            only = pending[0]
-            return [{"interrupt_id": only["interrupt_id"], "response": resume, "namespace": only["namespace"]}]
+            return {pending[0]["interrupt_id"]: resume}
         ids = ", ".join(by_id)
         raise ValueError(
             f"The thread has {len(pending)} pending interrupts ({ids}); "
             "resume them with Command(resume={interrupt_id: value, ...})."
         )
-
-    def _respond(self, command: Command, responses: list[dict[str, Any]]) -> dict[str, Any]:
-        params: dict[str, Any] = {"responses": responses}
-        if command.update is not None:
-            params["update"] = _update_payload(command.update)
-        if command.goto:
-            params["goto"] = _goto_payload(command.goto)
-        if self.config:
-            params["config"] = self.config
-        if self.options.metadata is not None:
-            params["metadata"] = self.options.metadata
-        return {"id": 1, "method": "input.respond", "params": params}
 
 
 def _command_payload(command: Command) -> dict[str, Any]:

@@ -1,23 +1,24 @@
-"""Wire events -> the v2 stream parts that langgraph's own ``StreamMux`` consumes.
+"""Protocol events of a run's stream -> the v2 stream parts langgraph's ``StreamMux`` consumes.
 
 A local v3 run is ``GraphRunStream(graph_iter, mux)`` where ``graph_iter``
-yields ``{"type", "ns", "data", "interrupts"}`` parts. Converting the wire back
-into those parts lets langgraph's transformers build every projection exactly
-as they do locally. Three things the wire lost are rebuilt here:
+yields ``{"type", "ns", "data", "interrupts"}`` parts. The per-run stream
+carries the server mux's own main log: the same events a local mux would
+log, as JSON. Turning them back into parts lets langgraph's transformers build
+every projection exactly as they do locally. What JSON lost is rebuilt here:
 
-* interrupts: the server strips ``__interrupt__`` from ``updates`` and
-  ``values`` and sends ``input.requested`` instead; the parts get them back as
-  ``Interrupt`` objects, on the same events a local run carries them on;
-* subgraph lifecycle: langgraph's lifecycle and subgraph transformers infer it
-  from ``tasks`` events, which the server never sends; the wire's
-  ``lifecycle`` events are turned into the equivalent ``tasks`` start/result
-  parts;
+* objects: messages and ``Interrupt`` objects are revived from their dicts;
+* subgraph lifecycle: langgraph's lifecycle and subgraph transformers infer
+  it from ``tasks`` events, which the server does not forward; the
+  ``lifecycle`` events its own lifecycle transformer logged (root-scoped, the
+  child's namespace in the data) are turned back into the equivalent
+  ``tasks`` start / result parts;
 * message routing: ``messages`` events carry no metadata, so each namespace's
   current message gets a stable routing key.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,8 @@ from remote_graph._core.revive import revive
 Part = dict[str, Any]
 Namespace = tuple[str, ...]
 
+_LIFECYCLE_ENDS = frozenset({"completed", "failed", "interrupted", "drained"})
+
 
 @dataclass
 class _Subgraph:
@@ -37,50 +40,35 @@ class _Subgraph:
 
 @dataclass
 class WireConverter:
-    """Stateful converter for the events of one run (root lifecycle excluded)."""
+    """Stateful converter for the protocol events of one run."""
 
     interrupts: list[tuple[Namespace, Interrupt]] = field(default_factory=list)
-    # Namespace of an ``updates`` event the server emptied by stripping its interrupt.
-    _held: Namespace | None = None
-    # Interrupt ids already carried by an ``updates`` / ``values`` part at a namespace.
-    _on_updates: dict[Namespace, set[str]] = field(default_factory=dict)
-    _on_values: dict[Namespace, set[str]] = field(default_factory=dict)
+    _interrupt_ids: set[str] = field(default_factory=set)
     _open: dict[Namespace, _Subgraph] = field(default_factory=dict)
     _message_keys: dict[Namespace, str] = field(default_factory=dict)
     _message_count: int = 0
 
-    def convert(self, method: str, ns: Namespace, data: Any) -> list[Part]:
-        """Convert one wire event (``method``, ``params.namespace``, ``params.data``)."""
-        if method == "input.requested":
-            return self._interrupt(ns, data)
-        parts = self._release_held()
-        if method == "updates" and data == {}:
-            self._held = ns
-            return parts
+    def convert(self, method: str, params: Mapping[str, Any]) -> list[Part]:
+        """Convert one protocol event (its ``method`` and ``params``)."""
+        ns: Namespace = tuple(params.get("namespace") or ())
+        data = params.get("data")
         if method == "values":
-            parts.append(
-                {"type": "values", "ns": ns, "data": revive(data), "interrupts": self._claim(self._on_values, ns)}
-            )
-        elif method == "updates":
-            parts.append({"type": "updates", "ns": ns, "data": revive(data)})
-        elif method == "messages":
-            parts.append(self._message(ns, data))
-        elif method == "lifecycle":
-            parts.extend(self._lifecycle(ns, data))
-        elif method == "tools":
-            parts.append({"type": "tools", "ns": ns, "data": revive(data)})
-        else:
-            parts.append({"type": method, "ns": ns, "data": data})
-        return parts
+            interrupts = self._interrupts(ns, params.get("interrupts"))
+            return [{"type": "values", "ns": ns, "data": revive(data), "interrupts": interrupts}]
+        if method == "updates":
+            return [{"type": "updates", "ns": ns, "data": self._update(ns, data)}]
+        if method == "messages":
+            return [self._message(ns, data)]
+        if method == "lifecycle":
+            return self._lifecycle(data)
+        if method == "tools":
+            return [{"type": "tools", "ns": ns, "data": revive(data)}]
+        return [{"type": method, "ns": ns, "data": data}]
 
     def finish(self, *, interrupted: bool) -> list[Part]:
-        """Parts owed at the end of the run.
-
-        An interrupted run's subgraph ``interrupted`` lifecycle can trail the
-        run's last events; close such subgraphs from the interrupts already
-        known instead of waiting for it.
-        """
-        parts = self._release_held()
+        """Parts owed at the end of the run: subgraphs a paused run left open
+        are closed as interrupted, as a local run closes them."""
+        parts: list[Part] = []
         if interrupted:
             for sub_ns in sorted(self._open, key=len, reverse=True):
                 if self._below(sub_ns):
@@ -89,34 +77,29 @@ class WireConverter:
 
     # --- interrupts -------------------------------------------------------
 
-    def _interrupt(self, ns: Namespace, data: Any) -> list[Part]:
-        if not isinstance(data, dict) or not isinstance(data.get("interrupt_id"), str):
-            return []
-        interrupt_id = data["interrupt_id"]
-        if any(known.id == interrupt_id for _, known in self.interrupts):
-            return []
-        self.interrupts.append((ns, Interrupt(value=revive(data.get("payload")), id=interrupt_id)))
-        if self._held == ns:
-            return self._release_held()
-        return []
+    def _interrupts(self, ns: Namespace, raw: Any) -> tuple[Interrupt, ...]:
+        if not isinstance(raw, list) or not raw:
+            return ()
+        found = tuple(self._interrupt(item) for item in raw if isinstance(item, Mapping))
+        for interrupt in found:
+            if interrupt.id not in self._interrupt_ids:
+                self._interrupt_ids.add(interrupt.id)
+                self.interrupts.append((ns, interrupt))
+        return found
+
+    @staticmethod
+    def _interrupt(item: Mapping[str, Any]) -> Interrupt:
+        return Interrupt(value=revive(item.get("value")), id=str(item.get("id", "")))
+
+    def _update(self, ns: Namespace, data: Any) -> Any:
+        if isinstance(data, dict) and "__interrupt__" in data:
+            rest = revive({key: value for key, value in data.items() if key != "__interrupt__"})
+            # Locally the step that paused carries a tuple of Interrupt objects.
+            return {**rest, "__interrupt__": self._interrupts(ns, data["__interrupt__"])}
+        return revive(data)
 
     def _below(self, ns: Namespace) -> list[Interrupt]:
         return [i for at, i in self.interrupts if at[: len(ns)] == ns]
-
-    def _claim(self, claimed: dict[Namespace, set[str]], ns: Namespace) -> tuple[Interrupt, ...]:
-        seen = claimed.setdefault(ns, set())
-        fresh = tuple(i for i in self._below(ns) if i.id not in seen)
-        seen.update(i.id for i in fresh)
-        return fresh
-
-    def _release_held(self) -> list[Part]:
-        held, self._held = self._held, None
-        if held is None:
-            return []
-        fresh = self._claim(self._on_updates, held)
-        # Locally a step that paused carries `__interrupt__`, empty for interrupt_before/after.
-        data: dict[str, Any] = {"__interrupt__": fresh}
-        return [{"type": "updates", "ns": held, "data": data}]
 
     # --- messages ---------------------------------------------------------
 
@@ -130,18 +113,21 @@ class WireConverter:
 
     # --- subgraph lifecycle -> tasks ----------------------------------------
 
-    def _lifecycle(self, ns: Namespace, data: Any) -> list[Part]:
-        if not isinstance(data, dict) or not ns:
+    def _lifecycle(self, data: Any) -> list[Part]:
+        if not isinstance(data, Mapping):
+            return []
+        ns: Namespace = tuple(data.get("namespace") or ())
+        if not ns:
             return []
         event = data.get("event")
         if event == "started":
             return self._started(ns, data)
-        if event in ("completed", "failed", "interrupted", "drained"):
+        if event in _LIFECYCLE_ENDS:
             error = data.get("error")
-            return self._terminal(ns, event, str(error) if error is not None else None)
+            return self._terminal(ns, str(event), str(error) if error is not None else None)
         return []
 
-    def _started(self, ns: Namespace, data: dict[str, Any]) -> list[Part]:
+    def _started(self, ns: Namespace, data: Mapping[str, Any]) -> list[Part]:
         segment_name, _, segment_id = ns[-1].partition(":")
         task_id = str(data.get("trigger_call_id") or segment_id or ns[-1])
         graph_name = data.get("graph_name")
@@ -153,7 +139,7 @@ class WireConverter:
             # The server names agent subgraphs by lc_agent_name; keep that name.
             start["metadata"] = {"lc_agent_name": name}
         cause = data.get("cause")
-        if isinstance(cause, dict) and isinstance(cause.get("tool_call_id"), str):
+        if isinstance(cause, Mapping) and isinstance(cause.get("tool_call_id"), str):
             # The tasks transformers learn tool-call causes from the parent's task input.
             parts.append(
                 {

@@ -1,0 +1,337 @@
+"""One remote run, from its start request to its end, as a sans-I/O conversation.
+
+``RunDriver`` is fed the outcome of each I/O action and answers with the next
+action or the next stream part; the sync and async shells only carry actions
+out. The conversation:
+
+1. **start**: learn the output schema if a parent task needs it, read the
+   thread's state if a resume needs it, then create the run through the runs
+   API (``commands.StartPlan``); the answer carries the run id.
+2. **follow**: read the run's own resumable stream,
+   ``GET /threads/{id}/runs/{run_id}/stream``. It carries only this run's
+   events (a thread's history costs nothing), every frame has an id, and the
+   server closes it when the run ends.
+3. **reconnect**: a connection that breaks (reset, cut mid-body, read
+   timeout) or ends while the server says the run still runs is reopened
+   after the last event delivered (``cursor.ResumeCursor``), with backoff,
+   until ``Timeouts.reconnect`` passes without a new event.
+4. **end**: when the stream closes, the run record says how it ended
+   (``state.status_from_server``); an ``error`` event fails the run with the
+   exception the thread's state records.
+
+``abandon()`` switches to the cleanup conversation: cancel the run on the
+server if it may still be running, and record what the server answered.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Generator, Mapping
+from typing import Any, NoReturn
+from urllib.parse import quote
+
+import orjson
+from langgraph.types import Interrupt
+
+from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response, Sleep, Timeouts
+from remote_graph._core.commands import StartPlan
+from remote_graph._core.convert import Part, WireConverter
+from remote_graph._core.cursor import ResumeCursor
+from remote_graph._core.failure import command_error, failure_from_state
+from remote_graph._core.nested import OutputSchema
+from remote_graph._core.schema import learn_output_schema
+from remote_graph._core.sse import SSEDecoder
+from remote_graph._core.state import RunState, RunStatus, status_from_server
+from remote_graph.errors import RemoteConnectionError, RemoteProtocolError, RemoteTimeoutError
+
+logger = logging.getLogger("remote_graph")
+
+# A conversation yields I/O actions (answered through ``send``) and parts for the caller.
+Conversation = Generator[IOAction | Part, Any, None]
+
+_BACKOFF_FIRST = 0.05
+_BACKOFF_CAP = 2.0
+_SSE = "text/event-stream"
+
+
+class RunDriver:
+    """The conversation for one remote run. See the module docstring.
+
+    Args:
+        plan: What to send to start the run.
+        thread_id: The server thread the run executes on.
+        timeouts: Bounds on every wait.
+        output_schema: Learned before the run when given and not yet known
+            (a run inside a parent task returns only the output keys).
+        clock: Monotonic seconds; replaced in tests.
+    """
+
+    def __init__(
+        self,
+        plan: StartPlan,
+        thread_id: str,
+        *,
+        timeouts: Timeouts,
+        output_schema: OutputSchema | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.plan = plan
+        self.thread_id = thread_id
+        self.timeouts = timeouts
+        self.output_schema = output_schema
+        self.run_id: str | None = None
+        self.state = RunState()
+        self.converter = WireConverter()
+        self._clock = clock
+        self._thread_path = f"/threads/{quote(thread_id, safe='')}"
+        self._conversation: Conversation = self._run()
+        self._started = False
+        # Set when the stream was given up on while the run may still be going.
+        self._orphaned = False
+
+    # --- the shells' interface ---------------------------------------------------
+
+    def step(self, reply: Any = None) -> IOAction | Part | None:
+        """Advance with the outcome of the previous action.
+
+        Returns the next I/O action for the shell, the next stream part for
+        the caller, or ``None`` once the run (or the cleanup) is over.
+
+        Raises:
+            BaseException: The run failed; the exception is the run's.
+        """
+        try:
+            if not self._started:
+                self._started = True
+                return next(self._conversation)
+            return self._conversation.send(reply)
+        except StopIteration:
+            return None
+
+    def abandon(self) -> None:
+        """The caller stopped early: switch to the cleanup conversation.
+
+        Drive it with ``step()`` until it returns ``None``; it cancels the run
+        on the server if it may still be running.
+        """
+        self._conversation.close()
+        self._conversation = self._cleanup()
+        self._started = False
+
+    @property
+    def status(self) -> RunStatus:
+        return self.state.status
+
+    @property
+    def interrupts(self) -> list[Interrupt]:
+        """Every interrupt this run has raised so far, in arrival order."""
+        return [interrupt for _, interrupt in self.converter.interrupts]
+
+    @property
+    def run_path(self) -> str:
+        assert self.run_id is not None
+        return f"{self._thread_path}/runs/{quote(self.run_id, safe='')}"
+
+    # --- start -------------------------------------------------------------------
+
+    def _run(self) -> Conversation:
+        if self.output_schema is not None and not self.output_schema.known:
+            yield from learn_output_schema(self.plan.assistant_id, self.output_schema)
+        thread_state: Any = None
+        if self.plan.needs_state():
+            reply = yield Request("GET", f"{self._thread_path}/state")
+            self._check_sent(reply, "reading the thread's state")
+            if reply.status == 200:
+                thread_state = reply.body
+            elif reply.status != 404:
+                self._fail(command_error(reply.body, reply.status))
+        try:
+            start = self.plan.request(self._thread_path, thread_state)
+        except BaseException as exc:
+            self._fail(exc)
+        reply = yield start
+        self._check_sent(reply, "starting the run")
+        if reply.status != 200 or not isinstance(reply.body, Mapping) or "run_id" not in reply.body:
+            self._fail(command_error(reply.body, reply.status))
+        self.run_id = str(reply.body["run_id"])
+        self.state.move(RunStatus.RUNNING)
+        yield from self._follow()
+
+    def _check_sent(self, reply: Response | Broken, doing: str) -> None:
+        if isinstance(reply, Broken):
+            self._fail(_transport_error(reply, f"while {doing}"))
+
+    def _fail(self, error: BaseException, status: RunStatus = RunStatus.FAILED) -> NoReturn:
+        self.state.move(status, error=error)
+        raise error
+
+    # --- follow ------------------------------------------------------------------
+
+    def _follow(self) -> Conversation:
+        cursor = ResumeCursor()
+        retry = _Retry(self._clock, self.timeouts.reconnect)
+        while True:
+            reply = yield OpenStream(f"{self.run_path}/stream", cursor.last_event_id)
+            if isinstance(reply, Broken):
+                yield from self._backoff(retry, reply)
+                continue
+            if reply.status != 200:
+                self._fail(command_error(reply.body, reply.status))
+            if not reply.content_type.startswith(_SSE):
+                self._fail(
+                    RemoteProtocolError(
+                        f"the server answered the event stream of run {self.run_id} with {reply.content_type!r} "
+                        f"instead of {_SSE!r}; it began: {str(reply.body)[:200]!r}"
+                    )
+                )
+            decoder = SSEDecoder()
+            while True:
+                chunk = yield Receive()
+                if isinstance(chunk, Broken):
+                    yield from self._backoff(retry, chunk)
+                    break
+                if not chunk:
+                    ended = yield from self._ended(retry)
+                    if ended:
+                        return
+                    break
+                for frame in decoder.feed(chunk):
+                    if not cursor.admit(frame.id):
+                        continue
+                    retry.progress()
+                    if frame.event == "error":
+                        yield from self._error_event(frame.data)
+                        return
+                    if frame.event != "metadata":
+                        yield from self._event(frame.data)
+            cursor.reconnecting()
+
+    def _event(self, data: str) -> Conversation:
+        try:
+            envelope = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            self._fail(RemoteProtocolError(f"run {self.run_id} sent an event that is not JSON: {data[:200]!r}"))
+        if not isinstance(envelope, dict) or envelope.get("type") != "event":
+            return
+        params = envelope.get("params")
+        for part in self.converter.convert(str(envelope.get("method")), params if isinstance(params, Mapping) else {}):
+            yield part
+
+    def _ended(self, retry: _Retry) -> Generator[IOAction | Part, Any, bool]:
+        """The stream closed cleanly: ask the server whether the run is over."""
+        reply = yield Request("GET", self.run_path)
+        if isinstance(reply, Broken):
+            yield from self._backoff(retry, reply)
+            return False
+        if reply.status not in (200, 404):
+            self._fail(command_error(reply.body, reply.status))
+        record = reply.body if reply.status == 200 else None
+        status = status_from_server(record, raised_interrupts=bool(self.converter.interrupts))
+        if status is None:
+            # Closed early (a proxy, a restart) while the run goes on.
+            yield from self._backoff(retry, None)
+            return False
+        if status is RunStatus.FAILED:
+            yield from self._failed(record, None)
+        for part in self.converter.finish(interrupted=status is RunStatus.INTERRUPTED):
+            yield part
+        self.state.move(status)
+        return True
+
+    def _error_event(self, data: str) -> Conversation:
+        try:
+            wire_error = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            wire_error = {"message": data}
+        reply = yield Request("GET", self.run_path)
+        if not isinstance(reply, Broken) and reply.status == 404:
+            # The run was deleted while it ran (a rollback); the stream says "Run not found".
+            self.state.move(RunStatus.CANCELLED)
+            return
+        record = reply.body if not isinstance(reply, Broken) and reply.status == 200 else None
+        yield from self._failed(record, wire_error if isinstance(wire_error, Mapping) else None)
+
+    def _failed(self, record: Any, wire_error: Mapping[str, Any] | None) -> Conversation:
+        if isinstance(record, Mapping) and record.get("status") == "timeout":
+            error: BaseException = RemoteTimeoutError(f"the server stopped run {self.run_id}: it ran past its timeout")
+        else:
+            reply = yield Request("GET", f"{self._thread_path}/state")
+            state = reply.body if not isinstance(reply, Broken) and reply.status == 200 else None
+            error = failure_from_state(state, wire_error)
+        for part in self.converter.finish(interrupted=False):
+            yield part
+        self._fail(error)
+
+    def _backoff(self, retry: _Retry, broken: Broken | None) -> Generator[IOAction, Any, None]:
+        delay = retry.next_delay(broken)
+        if delay is None:
+            self._orphaned = True
+            self._fail(retry.gave_up(self.run_id, broken))
+        logger.debug("run %s: event stream lost (%s); reconnecting in %.2fs", self.run_id, broken, delay)
+        yield Sleep(delay)
+
+    # --- cleanup -----------------------------------------------------------------
+
+    def _cleanup(self) -> Conversation:
+        if self.state.status is RunStatus.PENDING:
+            self.state.move(RunStatus.CANCELLED)
+            return
+        if self.run_id is None or (self.state.terminal and not self._orphaned):
+            return
+        reply = yield Request("POST", f"{self.run_path}/cancel", params={"wait": "false", "action": "interrupt"})
+        if isinstance(reply, Broken):
+            logger.warning("could not cancel remote run %s: %s", self.run_id, reply.error)
+            return
+        if reply.status in (200, 202, 204):
+            self.state.move(RunStatus.CANCELLED)
+            return
+        # Nothing left to cancel: the run ended before the cancel arrived.
+        reply = yield Request("GET", self.run_path)
+        if isinstance(reply, Broken) or reply.status not in (200, 404):
+            logger.warning("could not learn how remote run %s ended", self.run_id)
+            return
+        status = status_from_server(reply.body if reply.status == 200 else None, raised_interrupts=bool(self.converter.interrupts))
+        if status is not None:
+            self.state.move(status)
+
+
+class _Retry:
+    """Backoff for one run's stream: doubling delays, reset by every new event,
+    until ``budget`` seconds pass with no new event."""
+
+    def __init__(self, clock: Callable[[], float], budget: float) -> None:
+        self._clock = clock
+        self._budget = budget
+        self._delay = _BACKOFF_FIRST
+        self._since: float | None = None
+        self._attempts = 0
+
+    def progress(self) -> None:
+        self._delay = _BACKOFF_FIRST
+        self._since = None
+        self._attempts = 0
+
+    def next_delay(self, broken: Broken | None) -> float | None:
+        now = self._clock()
+        if self._since is None:
+            self._since = now
+        if now - self._since >= self._budget:
+            return None
+        self._attempts += 1
+        delay = min(self._delay, _BACKOFF_CAP, max(0.0, self._since + self._budget - now))
+        self._delay = min(self._delay * 2, _BACKOFF_CAP)
+        return delay
+
+    def gave_up(self, run_id: str | None, broken: Broken | None) -> RemoteConnectionError:
+        cause = f"the last error was {broken.error!r}" if broken is not None else "the server kept closing it"
+        error_type = RemoteTimeoutError if broken is not None and broken.timed_out else RemoteConnectionError
+        return error_type(
+            f"lost the event stream of run {run_id} and could not resume it: {self._attempts} reconnects over "
+            f"{self._budget:.1f}s (Timeouts.reconnect) brought no new event; {cause}"
+        )
+
+
+def _transport_error(broken: Broken, doing: str) -> RemoteConnectionError:
+    error_type = RemoteTimeoutError if broken.timed_out else RemoteConnectionError
+    return error_type(f"{'timed out' if broken.timed_out else 'connection failed'} {doing}: {broken.error!r}")
