@@ -2,35 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import httpx
 import orjson
 
 from remote_graph._core.actions import Broken, OpenStream, Request, Response, Timeouts
+from remote_graph._private import sdk_orjson_default
 from remote_graph.errors import RemoteConnectionError, RemoteGraphError, RemoteTimeoutError
 
-_sdk_default: Callable[[Any], Any] | None
-try:  # encode inputs exactly as the SDK's REST paths do (pydantic models, messages, sets)
-    from langgraph_sdk._shared.utilities import _orjson_default as _sdk_default
-except ImportError:  # pragma: no cover - the SDK moved it; same rules, written here
-    _sdk_default = None
-
-
-def _default(obj: Any) -> Any:
-    if _sdk_default is not None:
-        return _sdk_default(obj)
-    if hasattr(obj, "model_dump") and callable(obj.model_dump) and not isinstance(obj, type):
-        return obj.model_dump()
-    if isinstance(obj, (set, frozenset)):
-        return list(obj)
-    raise TypeError(f"Object of type {type(obj)} is not JSON serializable")
-
-
 def encode(body: Any) -> bytes:
-    """Serialize a request body; a value the SDK cannot encode fails with TypeError."""
-    return orjson.dumps(body, _default, orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
+    """Serialize a request body exactly as the SDK's REST paths do (pydantic
+    models, messages, sets); a value the SDK cannot encode fails with TypeError."""
+    return orjson.dumps(body, sdk_orjson_default, orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
 
 
 def decode(content: bytes) -> Any:

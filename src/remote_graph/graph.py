@@ -9,12 +9,9 @@ from uuid import uuid4
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs
-from langgraph._internal._config import ensure_config
 from langgraph.errors import GraphInterrupt
 from langgraph.types import GraphOutput
-from langgraph.pregel.main import _normalize_stream_transformer_factories, _reject_v3_invariant_kwargs
 from langgraph.pregel.remote import RemoteGraph as _UpstreamRemoteGraph
-from langgraph.stream._mux import StreamMux
 from langgraph.stream.transformers import LifecycleTransformer, SubgraphTransformer, ValuesTransformer
 from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
 
@@ -23,6 +20,13 @@ from remote_graph._core.actions import Timeouts
 from remote_graph._core.commands import RunOptions, StartPlan, wire_config
 from remote_graph._core.nested import NestedRun, OutputSchema
 from remote_graph._core.run import RunDriver
+from remote_graph._private import (
+    StreamMux,
+    ensure_config,
+    merge_tracing_headers,
+    normalize_stream_transformer_factories,
+    reject_v3_invariant_kwargs,
+)
 from remote_graph._sync import SyncRunSource
 from remote_graph.errors import RemoteRunError
 from remote_graph.nesting import ChildThreadId, ParentTask, default_child_thread_id, parent_task
@@ -144,7 +148,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
             distributed_tracing=distributed_tracing,
         )
         # Validated now, like compile(transformers=...), so a bad factory fails at construction.
-        _normalize_stream_transformer_factories(stream_transformers)
+        normalize_stream_transformer_factories(stream_transformers)
         self.stream_transformers: tuple[TransformerFactory, ...] = tuple(stream_transformers)
         self.timeouts = timeouts if timeouts is not None else Timeouts()
         if not callable(child_thread_id):
@@ -221,8 +225,8 @@ class RemoteGraph(_UpstreamRemoteGraph):
             RemoteMessagesTransformer,
             LifecycleTransformer,
             SubgraphTransformer,
-            *_normalize_stream_transformer_factories(self.stream_transformers),
-            *_normalize_stream_transformer_factories(transformers),
+            *normalize_stream_transformer_factories(self.stream_transformers),
+            *normalize_stream_transformer_factories(transformers),
         ]
         return StreamMux(factories=factories, scope=(), is_async=is_async)
 
@@ -234,9 +238,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
     def _headers(self, options: RunOptions) -> dict[str, str] | None:
         if not self.distributed_tracing:
             return options.headers
-        from langgraph.pregel.remote import _merge_tracing_headers
-
-        return _merge_tracing_headers(options.headers)
+        return merge_tracing_headers(options.headers)
 
     @overload  # type: ignore[override]
     def stream_events(
@@ -290,7 +292,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
         """
         if version != "v3":
             return super().stream_events(input, config, version=version, transformers=transformers, **kwargs)
-        _reject_v3_invariant_kwargs(kwargs)
+        reject_v3_invariant_kwargs(kwargs)
         options = RunOptions.from_kwargs(kwargs)
         mux = self._mux(transformers, is_async=False)
         driver = self._driver(input, config, options)
@@ -339,7 +341,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
         """
         if version != "v3":
             return super().astream_events(input, config, version=version, transformers=transformers, **kwargs)
-        _reject_v3_invariant_kwargs(kwargs)
+        reject_v3_invariant_kwargs(kwargs)
         options = RunOptions.from_kwargs(kwargs)
         return self._astream_v3(input, config, transformers, options)
 

@@ -23,7 +23,9 @@ from typing import Any
 from uuid import UUID, uuid5
 
 from langchain_core.runnables import RunnableConfig
-from langgraph._internal._constants import (
+
+from remote_graph._core.nested import ParentResume
+from remote_graph._private import (
     CONFIG_KEY_CHECKPOINT_NS,
     CONFIG_KEY_RESUME_MAP,
     CONFIG_KEY_RESUMING,
@@ -32,11 +34,9 @@ from langgraph._internal._constants import (
     CONFIG_KEY_STREAM_MESSAGES_V2,
     CONFIG_KEY_TASK_ID,
     NS_SEP,
+    PregelScratchpad,
+    StreamMessagesHandler,
 )
-from langgraph._internal._scratchpad import PregelScratchpad
-from langgraph.pregel._messages import StreamMessagesHandler
-
-from remote_graph._core.nested import ParentResume
 
 __all__ = ["ChildThreadId", "ParentTask", "default_child_thread_id", "parent_task"]
 

@@ -14,7 +14,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from langgraph.stream._mux import StreamMux
 from langgraph.stream.run_stream import AsyncGraphRunStream, GraphRunStream
 from langgraph.stream.stream_channel import StreamChannel
 from langgraph.types import Interrupt
@@ -22,6 +21,7 @@ from langgraph.types import Interrupt
 from remote_graph._aio import AsyncRunSource
 from remote_graph._core.run import RunDriver
 from remote_graph._core.state import RunStatus
+from remote_graph._private import StreamMux
 from remote_graph._sync import SyncRunSource
 
 __all__ = ["RunSnapshot", "RunStatus", "RemoteGraphRunStream", "AsyncRemoteGraphRunStream"]

@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.messages import BaseMessage
-from langgraph.stream._types import ProtocolEvent
 from langgraph.stream.transformers import MessagesTransformer
+
+from remote_graph._private import ProtocolEvent
 
 __all__ = ["RemoteMessagesTransformer"]
 
