@@ -46,7 +46,7 @@ def _write(task: ParentTask, chunks: list[Any]) -> None:
 
 
 def _nested_run(task: ParentTask) -> NestedRun:
-    return NestedRun(task.ns, task.modes, messages_v2=task.messages_v2, key_prefix=f"remote:{uuid4().hex}", metadata=task.metadata)
+    return NestedRun(task.ns, task.modes, v3_messages=task.v3_messages, key_prefix=f"remote:{uuid4().hex}", metadata=task.metadata)
 
 
 def _node_result(task: ParentTask, run: NestedRun, driver: RunDriver, version: str) -> Any:

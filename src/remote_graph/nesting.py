@@ -64,7 +64,7 @@ class ParentTask:
         thread_id: The remote child's thread.
         write: The parent's stream, or ``None`` when the parent is not streaming.
         modes: The stream modes ``write`` accepts.
-        messages_v2: Whether the parent streams v3 message events.
+        v3_messages: Whether the parent streams v3 message events.
         resume: What the parent's resume holds, when the task is being resumed.
         metadata: The user metadata a local child's tasks would carry (the
             config's ``lc_agent_name`` among it).
@@ -76,7 +76,7 @@ class ParentTask:
     thread_id: str
     write: Callable[[Any], None] | None
     modes: frozenset[str]
-    messages_v2: bool
+    v3_messages: bool
     resume: ParentResume | None
     metadata: Mapping[str, Any]
     consume_resume: Callable[[], None] = lambda: None
@@ -115,7 +115,7 @@ def parent_task(config: RunnableConfig, child_thread_id: ChildThreadId = default
         thread_id=thread_id,
         write=write,
         modes=frozenset(getattr(stream, "modes", ()) or ()),
-        messages_v2=bool(conf.get(CONFIG_KEY_STREAM_MESSAGES_V2)),
+        v3_messages=bool(conf.get(CONFIG_KEY_STREAM_MESSAGES_V2)),
         resume=resume,
         metadata={k: v for k, v in (config.get("metadata") or {}).items() if k in _TASK_METADATA_KEYS},
         consume_resume=consume,

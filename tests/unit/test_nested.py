@@ -19,7 +19,7 @@ NS = ("child:t1",)
 
 
 def run(**kw: Any) -> NestedRun:
-    return NestedRun(NS, kw.pop("modes", ALL), messages_v2=kw.pop("messages_v2", True), key_prefix="k", **kw)
+    return NestedRun(NS, kw.pop("modes", ALL), v3_messages=kw.pop("v3_messages", True), key_prefix="k", **kw)
 
 
 def test_the_handle_opens_after_the_first_root_values_like_a_local_child() -> None:
@@ -64,7 +64,7 @@ def test_messages_are_keyed_per_run_and_only_sent_to_a_v3_parent() -> None:
     part = {"type": "messages", "ns": ("sub:1",), "data": ({"event": "message-start"}, {"run_id": "sub:1#1", "langgraph_node": None})}
     (_, (ns, mode, (event, meta))) = run().feed(part)
     assert ns == NS + ("sub:1",) and meta["run_id"] == "k:sub:1#1" and meta["langgraph_checkpoint_ns"] == "child:t1|sub:1"
-    assert [c[1] for c in run(messages_v2=False).feed(part)] == ["tasks"]
+    assert [c[1] for c in run(v3_messages=False).feed(part)] == ["tasks"]
     assert run(modes=frozenset({"values"})).feed(part) == []
 
 
@@ -135,7 +135,7 @@ def test_parent_task_reads_the_task_a_local_child_would_run_in() -> None:
     assert task is not None
     assert task.ns == ("outer:1", "child:t1", "1")  # a second graph run in one task gets its own namespace
     assert task.thread_id == default_child_thread_id("not a uuid", "outer:1|child:t1|1")
-    assert task.modes == {"values", "tasks"} and task.messages_v2 and task.metadata == {"lc_agent_name": "r"}
+    assert task.modes == {"values", "tasks"} and task.v3_messages and task.metadata == {"lc_agent_name": "r"}
     assert task.resume == ParentResume(by_id={"i": 1}, value="yes")
     assert consumed == [False]  # read, not used up: the child may not take it
     task.consume_resume()

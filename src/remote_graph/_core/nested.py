@@ -84,7 +84,7 @@ class NestedRun:
     Args:
         caller_ns: The parent task's checkpoint namespace, split on ``|``.
         modes: The stream modes the parent's stream accepts.
-        messages_v2: Whether the parent streams v3 message events (the
+        v3_messages: Whether the parent streams v3 message events (the
             ``messages`` payloads are protocol events, not message chunks).
         key_prefix: Makes message routing keys unique in the parent.
         metadata: User metadata a local child's first task would carry; its
@@ -97,14 +97,14 @@ class NestedRun:
         caller_ns: Namespace,
         modes: frozenset[str],
         *,
-        messages_v2: bool,
+        v3_messages: bool,
         key_prefix: str,
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
         self.caller_ns = caller_ns
         self.metadata = dict(metadata or {})
         self.modes = modes
-        self.messages_v2 = messages_v2
+        self.v3_messages = v3_messages
         self.key_prefix = key_prefix
         self.output: Any = None
         self._opened = False
@@ -129,7 +129,7 @@ class NestedRun:
                 payload["__interrupt__"] = tuple(part["interrupts"])
             chunks.append((ns, mode, payload))
         elif mode == "messages":
-            if self.messages_v2:
+            if self.v3_messages:
                 event, metadata = part["data"]
                 meta = dict(metadata)
                 meta["run_id"] = f"{self.key_prefix}:{meta.get('run_id')}"
