@@ -42,18 +42,18 @@ def test_input_on_an_interrupted_thread_is_a_new_pass_not_a_resume() -> None:
     assert req.path.endswith("/runs") and req.json["input"] == {"x": 1} and "command" not in req.json
 
 
-def test_resume_maps_to_input_respond() -> None:
+def test_resume_is_a_runs_api_command_answering_the_interrupt_by_id() -> None:
     assert plan(Command(resume="yes")).needs_state()
     req = start(Command(resume="yes", update={"x": 1}, goto="b"), STATE_ONE)
-    assert req.path == "/threads/t/commands" and req.json["method"] == "input.respond"
-    params = req.json["params"]
-    assert params["responses"] == [{"interrupt_id": "i1", "response": "yes", "namespace": []}]
-    assert params["update"] == {"x": 1} and params["goto"] == "b"
+    assert req.path == "/threads/t/runs" and req.json["input"] is None
+    assert req.json["command"] == {"resume": {"i1": "yes"}, "update": {"x": 1}, "goto": "b"}
+    assert req.json["stream_resumable"] is True
 
 
-def test_resume_with_run_options_goes_through_the_runs_api_command() -> None:
-    req = start(Command(resume="yes"), STATE_ONE, interrupt_after=["a"])
-    assert req.path.endswith("/runs") and req.json["command"] == {"resume": "yes"} and req.json["input"] is None
+def test_resume_keeps_the_run_options() -> None:
+    req = start(Command(resume="yes"), STATE_ONE, interrupt_after=["a"], durability="exit")
+    assert req.json["command"] == {"resume": {"i1": "yes"}}
+    assert req.json["interrupt_after"] == ["a"] and req.json["durability"] == "exit"
 
 
 def test_update_and_goto_without_resume_are_a_run_command() -> None:
@@ -67,7 +67,7 @@ def test_update_and_goto_without_resume_are_a_run_command() -> None:
 
 def test_resume_by_id_map_and_ambiguity() -> None:
     req = start(Command(resume={"a": 1, "b": 2}), STATE_TWO)
-    assert [r["interrupt_id"] for r in req.json["params"]["responses"]] == ["a", "b"]
+    assert req.json["command"]["resume"] == {"a": 1, "b": 2}
     with pytest.raises(ValueError, match="2 pending interrupts"):
         start(Command(resume="x"), STATE_TWO)
     with pytest.raises(ValueError, match="no pending interrupt"):

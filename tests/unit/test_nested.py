@@ -85,7 +85,7 @@ def test_a_resumed_parent_task_answers_the_childs_interrupt() -> None:
     plan = resumed_plan(ParentResume(value="yes"))
     assert plan.needs_state()
     req = plan.request("/threads/t", {"tasks": [{"interrupts": [{"id": "a", "value": "q?"}]}], "checkpoint": {"checkpoint_id": "c"}})
-    assert req.json["method"] == "input.respond" and req.json["params"]["responses"][0]["response"] == "yes"
+    assert req.path == "/threads/t/runs" and req.json["command"]["resume"] == {"a": "yes"}
     assert plan.used_parent_value
 
 
