@@ -10,6 +10,9 @@ snapshot that never waits, ``wait()``, and an async ``interleave``.
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +28,35 @@ from remote_graph._private import StreamMux
 from remote_graph._sync import SyncRunSource
 
 __all__ = ["RunSnapshot", "RunStatus", "RemoteGraphRunStream", "AsyncRemoteGraphRunStream"]
+
+logger = logging.getLogger("remote_graph")
+# Cleanups of dropped async runs, kept alive until they finish.
+_cleanups: set[asyncio.Future[None]] = set()
+
+
+def _close_dropped(source: SyncRunSource) -> None:
+    """A sync run stream was dropped: stop its run, as an abandoned local run does no more work."""
+    try:
+        source.close()
+    except Exception as exc:  # a finalizer must not raise
+        logger.warning("could not stop a dropped remote run: %r", exc)
+
+
+def _aclose_dropped(source: AsyncRunSource, loop: asyncio.AbstractEventLoop) -> None:
+    """An async run stream was dropped: stop its run on its own loop, if that loop still runs."""
+    if loop.is_closed():
+        logger.warning("a dropped remote run could not be cancelled: its event loop is closed")
+        return
+
+    def schedule() -> None:
+        task = asyncio.ensure_future(source.aclose())
+        _cleanups.add(task)
+        task.add_done_callback(_cleanups.discard)
+
+    try:
+        loop.call_soon_threadsafe(schedule)
+    except RuntimeError:  # closed in the meantime
+        logger.warning("a dropped remote run could not be cancelled: its event loop is closed")
 
 
 @dataclass(frozen=True)
@@ -84,12 +116,15 @@ class RemoteGraphRunStream(_RemoteRunMixin, GraphRunStream):
 
     Returned by ``RemoteGraph.stream_events(..., version="v3")``. Iteration,
     projections and ``output`` pull events from the server on the caller's
-    thread. Leaving the ``with`` block early cancels the run on the server.
+    thread. Leaving the ``with`` block early, or ``abort()``, cancels the run
+    on the server; so does dropping the stream unfinished, once Python
+    collects it.
     """
 
     def __init__(self, source: SyncRunSource, mux: StreamMux, driver: RunDriver) -> None:
         self._driver = driver
         super().__init__(source, mux)
+        weakref.finalize(self, _close_dropped, source)
 
     def wait(self) -> RunStatus:
         """Drive the run until it pauses for input or ends, and return its status.
@@ -112,6 +147,9 @@ class AsyncRemoteGraphRunStream(_RemoteRunMixin, AsyncGraphRunStream):
     def __init__(self, source: AsyncRunSource, mux: StreamMux, driver: RunDriver) -> None:
         self._driver = driver
         super().__init__(source, mux)
+        finalizer = weakref.finalize(self, _aclose_dropped, source, asyncio.get_running_loop())
+        # At interpreter exit the loop is gone; nothing can be awaited then.
+        finalizer.atexit = False
 
     async def wait(self) -> RunStatus:
         """Drive the run until it pauses for input or ends, and return its status.
