@@ -7,7 +7,10 @@ Run from the repository root:
 One embedded ``langgraph dev`` server is started for the whole run and stopped
 at the end. The served graph ``custom`` writes ``n`` custom events from one
 node and three more from a ``Send`` fan-out, so every sample sees ``n + 3``
-custom items. See ``bench/README.md`` for what each number means.
+custom items. The raw client reads the endpoint RemoteGraph reads: it creates
+the run through the runs API with RemoteGraph's request body and follows
+``GET /threads/{id}/runs/{run_id}/stream`` until the server closes it. See
+``bench/README.md`` for what each number means.
 """
 
 from __future__ import annotations
@@ -37,8 +40,12 @@ from remote_graph import RemoteGraph, Timeouts  # noqa: E402
 from remote_graph.testing import LangGraphDevServer  # noqa: E402
 
 ASSISTANT = "custom"
-RAW_CHANNELS = ["custom", "lifecycle"]
-TERMINAL = frozenset({"completed", "failed", "interrupted"})
+# What RemoteGraph asks of a v3 run it creates through the runs API: the marker
+# that turns on the server's v3 events, every stream mode, subgraphs, and a
+# resumable stream the run can be followed on.
+V3_MARKER = "__event_streaming_v2"
+V3_STREAM_MODES = ["values", "updates", "messages", "custom", "tasks", "checkpoints"]
+STREAM_HEADERS = {"Last-Event-ID": "-1", "accept": "text/event-stream"}  # replay from the run's first frame
 EXPECTED_RESULTS = [0, 1, 4]  # the fan-out's three workers square 0, 1, 2
 
 VARIANTS = ("raw_sync", "rg_sync", "raw_async", "rg_async")
@@ -119,95 +126,91 @@ def run_input(n: int) -> dict[str, Any]:
     return {"n": n, "results": []}
 
 
-def start_body(n: int) -> dict[str, Any]:
-    return {"id": 1, "method": "run.start", "params": {"assistant_id": ASSISTANT, "input": run_input(n)}}
+def run_body(n: int) -> dict[str, Any]:
+    """The ``POST /threads/{id}/runs`` body RemoteGraph sends to start a v3 run."""
+    return {
+        "assistant_id": ASSISTANT,
+        "input": run_input(n),
+        "config": {"configurable": {V3_MARKER: True}},
+        "stream_mode": list(V3_STREAM_MODES),
+        "stream_subgraphs": True,
+        "stream_resumable": True,
+        "if_not_exists": "create",
+    }
 
 
 def _run_id(response: httpx.Response) -> str:
     response.raise_for_status()
     body = response.json()
-    if body.get("type") != "success":
-        raise RuntimeError(f"run.start refused: {body}")
-    return str(body["result"]["run_id"])
+    if not isinstance(body, dict) or "run_id" not in body:
+        raise RuntimeError(f"creating the run returned no run id: {body}")
+    return str(body["run_id"])
+
+
+def _check_run_status(response: httpx.Response, flavour: str) -> None:
+    response.raise_for_status()
+    status = response.json().get("status")
+    if status != "success":
+        raise RuntimeError(f"raw {flavour} run ended with status {status!r}, expected 'success'")
 
 
 class RawStream:
-    """Minimal SSE handling for the raw client: frames of ``data:`` lines, JSON envelopes."""
+    """Minimal SSE handling for the raw client: ``event:`` and ``data:`` lines, JSON envelopes.
 
-    def __init__(self, run_id: str) -> None:
-        self.prefix = f"synth:{run_id}:"
+    The per-run stream sends one ``metadata`` frame, then every event of the
+    run as ``{"type": "event", "method": ..., "params": ...}``, and an
+    ``error`` frame if the run fails; the server closes it when the run ends.
+    """
+
+    def __init__(self) -> None:
         self.stamps: list[float] = []
-        self.done = False
+        self._event = ""
         self._data: list[str] = []
 
     def line(self, line: str) -> None:
         if not line:
             if self._data:
-                envelope = json.loads("\n".join(self._data))
-                self._data = []
-                self._envelope(envelope)
+                self._frame(self._event, "\n".join(self._data))
+            self._event, self._data = "", []
             return
         if line.startswith("data:"):
             value = line[5:]
             self._data.append(value[1:] if value.startswith(" ") else value)
-        # ``event:``/``id:`` lines carry nothing the envelope lacks; ``:`` lines are heartbeats.
+        elif line.startswith("event:"):
+            self._event = line[6:].strip()
+        # ``id:`` lines only matter for resuming; ``:`` lines are heartbeats.
 
-    def _envelope(self, envelope: dict[str, Any]) -> None:
-        method = envelope.get("method")
-        if method == "custom":
+    def _frame(self, event: str, data: str) -> None:
+        if event == "error":
+            raise RuntimeError(f"run failed: {data}")
+        if event == "metadata":
+            return
+        envelope = json.loads(data)
+        if envelope.get("method") == "custom":
             self.stamps.append(time.perf_counter())
-            return
-        if method != "lifecycle":
-            return
-        params = envelope.get("params") or {}
-        data = params.get("data") or {}
-        if (
-            params.get("namespace") == []
-            and data.get("event") in TERMINAL
-            and str(envelope.get("event_id", "")).startswith(self.prefix)
-        ):
-            if data["event"] != "completed":
-                raise RuntimeError(f"run ended {data['event']}: {data}")
-            self.done = True
 
 
 def raw_sync(client: httpx.Client, n: int) -> list[float]:
     thread_id = str(uuid.uuid4())
-    run_id = _run_id(client.post(f"/threads/{thread_id}/commands", json=start_body(n)))
-    stream = RawStream(run_id)
-    with client.stream(
-        "POST",
-        f"/threads/{thread_id}/stream/events",
-        json={"channels": RAW_CHANNELS},
-        headers={"accept": "text/event-stream"},
-    ) as response:
+    run_id = _run_id(client.post(f"/threads/{thread_id}/runs", json=run_body(n)))
+    stream = RawStream()
+    with client.stream("GET", f"/threads/{thread_id}/runs/{run_id}/stream", headers=STREAM_HEADERS) as response:
         response.raise_for_status()
-        for line in response.iter_lines():
+        for line in response.iter_lines():  # until the server closes the stream at the run's end
             stream.line(line)
-            if stream.done:
-                break
-    if not stream.done:
-        raise RuntimeError("raw sync stream closed before the run's terminal lifecycle event")
+    _check_run_status(client.get(f"/threads/{thread_id}/runs/{run_id}"), "sync")
     return stream.stamps
 
 
 async def raw_async(client: httpx.AsyncClient, n: int) -> list[float]:
     thread_id = str(uuid.uuid4())
-    run_id = _run_id(await client.post(f"/threads/{thread_id}/commands", json=start_body(n)))
-    stream = RawStream(run_id)
-    async with client.stream(
-        "POST",
-        f"/threads/{thread_id}/stream/events",
-        json={"channels": RAW_CHANNELS},
-        headers={"accept": "text/event-stream"},
-    ) as response:
+    run_id = _run_id(await client.post(f"/threads/{thread_id}/runs", json=run_body(n)))
+    stream = RawStream()
+    async with client.stream("GET", f"/threads/{thread_id}/runs/{run_id}/stream", headers=STREAM_HEADERS) as response:
         response.raise_for_status()
-        async for line in response.aiter_lines():
+        async for line in response.aiter_lines():  # until the server closes the stream at the run's end
             stream.line(line)
-            if stream.done:
-                break
-    if not stream.done:
-        raise RuntimeError("raw async stream closed before the run's terminal lifecycle event")
+    _check_run_status(await client.get(f"/threads/{thread_id}/runs/{run_id}"), "async")
     return stream.stamps
 
 
@@ -309,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
 
     budget = Budget(args.budget, args.sample_timeout)
     http_timeout = httpx.Timeout(30.0, read=30.0)  # the server heartbeats every 5 s
-    rg_timeouts = Timeouts(request=30.0, read=30.0, settle=10.0)
+    rg_timeouts = Timeouts(request=30.0, read=30.0, reconnect=15.0)
     n = args.n
 
     started = time.monotonic()
