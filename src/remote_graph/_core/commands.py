@@ -13,6 +13,7 @@ from langgraph.types import Command, Interrupt, Send
 from remote_graph._core.actions import Request
 from remote_graph._core.nested import ParentResume
 from remote_graph._core.revive import revive
+from remote_graph._core.thread_ids import check_thread_id
 
 # Config keys that only make sense inside one process's Pregel loop.
 _PROCESS_LOCAL_KEYS = frozenset({"checkpoint_ns", "checkpoint_map", "task_id", "__pregel_strict_resume"})
@@ -137,11 +138,7 @@ def wire_config(config: Mapping[str, Any] | None) -> tuple[str, dict[str, Any], 
         out["configurable"] = clean
     if thread_id is None:
         return str(uuid4()), out, False
-    if not isinstance(thread_id, (str, UUID)):
-        raise TypeError(f"configurable.thread_id must be a str or UUID, got {type(thread_id).__name__}")
-    if "/" in str(thread_id):
-        raise ValueError(f"configurable.thread_id may not contain '/': {thread_id!r}")
-    return str(thread_id), out, True
+    return check_thread_id(thread_id), out, True
 
 
 @dataclass
