@@ -135,11 +135,14 @@ class WireConverter:
         self._open[ns] = _Subgraph(task_id=task_id, name=name)
         parts: list[Part] = []
         start: dict[str, Any] = {"id": task_id, "name": segment_name, "input": None, "triggers": ()}
-        if name != segment_name:
-            # The server names agent subgraphs by lc_agent_name; keep that name.
-            start["metadata"] = {"lc_agent_name": name}
         cause = data.get("cause")
-        if isinstance(cause, Mapping) and isinstance(cause.get("tool_call_id"), str):
+        caused_by_tool = isinstance(cause, Mapping) and isinstance(cause.get("tool_call_id"), str)
+        if name != segment_name or caused_by_tool:
+            # The server names agent subgraphs by lc_agent_name, and only a
+            # subagent has a tool-call cause; both tell the client it is one.
+            start["metadata"] = {"lc_agent_name": name}
+        if caused_by_tool:
+            assert isinstance(cause, Mapping)
             # The tasks transformers learn tool-call causes from the parent's task input.
             parts.append(
                 {

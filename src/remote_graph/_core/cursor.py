@@ -1,14 +1,15 @@
-"""Where a run's stream resumes after a lost connection, and which replayed
-frames were already delivered.
+"""Where a run's stream resumes after a lost connection.
 
-The per-run stream tags every frame with an SSE ``id`` and replays the frames
-after a ``Last-Event-ID``. The server compares ids as strings and the
-in-memory runtime gives every frame of one millisecond the same id
-(``<ms>-0``), so resuming from the last id seen would skip the frames that
-share its millisecond. The cursor therefore resumes from the last id *before*
-the newest one and drops, by count, the frames of that replay it has already
-delivered. With unique ids (a Redis-backed server) that costs one replayed
-frame, dropped the same way.
+The per-run stream tags every frame with an SSE ``id`` and, on a new
+connection, replays the stored frames whose id sorts after the
+``Last-Event-ID`` (compared as strings). The in-memory runtime gives every
+frame of one millisecond the same id (``<ms>-0``), so resuming from the last
+id seen would skip the frames that share its millisecond. The cursor
+therefore resumes from the newest id *before* the newest one seen: the
+replay then repeats a few frames, which the driver drops by their protocol
+``seq`` (the server may also repeat a frame it publishes while a connection
+switches from replay to live). With unique ids (a Redis-backed server) the
+replay repeats one frame.
 """
 
 from __future__ import annotations
@@ -20,36 +21,23 @@ FROM_START = "-1"
 class ResumeCursor:
     """Tracks the resume point of one run's stream across connections."""
 
-    __slots__ = ("_boundary", "_newest", "_since_boundary", "_skip")
+    __slots__ = ("_boundary", "_newest")
 
     def __init__(self) -> None:
-        # The id to resume from, and how many delivered frames follow it.
         self._boundary = FROM_START
-        self._since_boundary = 0
         self._newest: str | None = None
-        # Frames still to drop on the current connection (already delivered).
-        self._skip = 0
 
     @property
     def last_event_id(self) -> str:
-        """The ``Last-Event-ID`` to send on the next connection."""
+        """The ``Last-Event-ID`` to send on the next connection: every frame
+        whose id sorts after it may not have been delivered yet."""
         return self._boundary
 
-    def reconnecting(self) -> None:
-        """A new connection starts; it replays what followed the boundary."""
-        self._skip = self._since_boundary
-
-    def admit(self, frame_id: str | None) -> bool:
-        """Whether a frame is new; ``False`` for a replay of one already delivered."""
-        if self._skip:
-            self._skip -= 1
-            return False
-        if frame_id is None:
-            return True
-        if frame_id != self._newest:
-            if self._newest is not None:
-                self._boundary = self._newest
-                self._since_boundary = 0
-            self._newest = frame_id
-        self._since_boundary += 1
-        return True
+    def observe(self, frame_id: str | None) -> None:
+        """Note a received frame's id. Ids are compared as the server compares
+        them; an older id (a repeat) never moves the cursor back or forward."""
+        if frame_id is None or (self._newest is not None and frame_id <= self._newest):
+            return
+        if self._newest is not None:
+            self._boundary = self._newest
+        self._newest = frame_id

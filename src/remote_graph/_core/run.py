@@ -53,6 +53,8 @@ Conversation = Generator[IOAction | Part, Any, None]
 _BACKOFF_FIRST = 0.05
 _BACKOFF_CAP = 2.0
 _SSE = "text/event-stream"
+# Answers of a proxy or a restarting server: worth another try.
+_RETRYABLE = frozenset({502, 503, 504})
 
 
 class RunDriver:
@@ -87,8 +89,10 @@ class RunDriver:
         self._thread_path = f"/threads/{quote(thread_id, safe='')}"
         self._conversation: Conversation = self._run()
         self._started = False
-        # Set when the stream was given up on while the run may still be going.
+        # Set when the run was given up on while it may still be going.
         self._orphaned = False
+        # The protocol seq of the last event delivered; repeats are dropped.
+        self._last_seq = 0
 
     # --- the shells' interface ---------------------------------------------------
 
@@ -162,8 +166,13 @@ class RunDriver:
         if isinstance(reply, Broken):
             self._fail(_transport_error(reply, f"while {doing}"))
 
-    def _fail(self, error: BaseException, status: RunStatus = RunStatus.FAILED) -> NoReturn:
-        self.state.move(status, error=error)
+    def _fail(self, error: BaseException, *, verdict: bool = False) -> NoReturn:
+        """Fail the run with ``error``. Unless the server itself ended the run
+        (``verdict``), a run that was running may still be going: the cleanup
+        cancels it."""
+        if not verdict and self.state.status is RunStatus.RUNNING:
+            self._orphaned = True
+        self.state.move(RunStatus.FAILED, error=error)
         raise error
 
     # --- follow ------------------------------------------------------------------
@@ -171,10 +180,14 @@ class RunDriver:
     def _follow(self) -> Conversation:
         cursor = ResumeCursor()
         retry = _Retry(self._clock, self.timeouts.reconnect)
+        # After a clean close the stream is reopened once from the cursor: a
+        # proxy may pass a cut on as a normal end of body. The run is over when
+        # that connection closes too with nothing new.
+        confirming = False
         while True:
             reply = yield OpenStream(f"{self.run_path}/stream", cursor.last_event_id)
-            if isinstance(reply, Broken):
-                yield from self._backoff(retry, reply)
+            if isinstance(reply, Broken) or reply.status in _RETRYABLE:
+                yield from self._backoff(retry, reply if isinstance(reply, Broken) else None)
                 continue
             if reply.status != 200:
                 self._fail(command_error(reply.body, reply.status))
@@ -186,37 +199,43 @@ class RunDriver:
                     )
                 )
             decoder = SSEDecoder()
+            fresh = False
             while True:
                 chunk = yield Receive()
                 if isinstance(chunk, Broken):
                     yield from self._backoff(retry, chunk)
                     break
                 if not chunk:
-                    ended = yield from self._ended(retry)
-                    if ended:
+                    if confirming and not fresh and (yield from self._ended(retry)):
                         return
+                    confirming = True
                     break
                 for frame in decoder.feed(chunk):
-                    if not cursor.admit(frame.id):
-                        continue
-                    retry.progress()
+                    cursor.observe(frame.id)
                     if frame.event == "error":
                         yield from self._error_event(frame.data)
                         return
-                    if frame.event != "metadata":
-                        yield from self._event(frame.data)
-            cursor.reconnecting()
+                    if frame.event != "metadata" and (yield from self._event(frame.data)):
+                        fresh = True
+                        retry.progress()
 
-    def _event(self, data: str) -> Conversation:
+    def _event(self, data: str) -> Generator[Part, Any, bool]:
+        """Emit one protocol event's parts; ``False`` for a repeat already delivered."""
         try:
             envelope = orjson.loads(data)
         except orjson.JSONDecodeError:
             self._fail(RemoteProtocolError(f"run {self.run_id} sent an event that is not JSON: {data[:200]!r}"))
         if not isinstance(envelope, dict) or envelope.get("type") != "event":
-            return
+            return False
+        seq = envelope.get("seq")
+        if isinstance(seq, int):
+            if seq <= self._last_seq:
+                return False
+            self._last_seq = seq
         params = envelope.get("params")
         for part in self.converter.convert(str(envelope.get("method")), params if isinstance(params, Mapping) else {}):
             yield part
+        return True
 
     def _ended(self, retry: _Retry) -> Generator[IOAction | Part, Any, bool]:
         """The stream closed cleanly: ask the server whether the run is over."""
@@ -261,12 +280,11 @@ class RunDriver:
             error = failure_from_state(state, wire_error)
         for part in self.converter.finish(interrupted=False):
             yield part
-        self._fail(error)
+        self._fail(error, verdict=True)
 
     def _backoff(self, retry: _Retry, broken: Broken | None) -> Generator[IOAction, Any, None]:
         delay = retry.next_delay(broken)
         if delay is None:
-            self._orphaned = True
             self._fail(retry.gave_up(self.run_id, broken))
         logger.debug("run %s: event stream lost (%s); reconnecting in %.2fs", self.run_id, broken, delay)
         yield Sleep(delay)
