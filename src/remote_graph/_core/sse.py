@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
+class Frame(NamedTuple):
     """One dispatched SSE frame. Comment-only blocks (heartbeats) are not frames."""
 
     event: str
@@ -22,11 +21,14 @@ class SSEDecoder:
     partial line between calls. Lines may end in CRLF, LF or CR. Text is
     decoded incrementally, so a multi-byte UTF-8 character split across two
     chunks is decoded whole; only bytes that are invalid UTF-8 become U+FFFD.
+    Each chunk is split once, so the cost per frame does not grow with the
+    chunk size (a long replay after a reconnect arrives in large chunks).
     """
 
     def __init__(self) -> None:
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._buffer = ""
+        self._tail = ""
+        # The last chunk ended in CR: a LF starting the next one is its CRLF's.
         self._pending_cr = False
         self._event = ""
         self._data: list[str] = []
@@ -35,53 +37,32 @@ class SSEDecoder:
     def feed(self, chunk: bytes) -> list[Frame]:
         """Decode ``chunk`` and return the frames it completes."""
         text = self._utf8.decode(chunk)
-        if self._pending_cr and text.startswith("\n"):
-            # A CRLF split across two chunks: the LF belongs to the line already ended.
+        if not text:
+            return []
+        if self._pending_cr and text[0] == "\n":
             text = text[1:]
-        if text:
-            self._pending_cr = False
-        self._buffer += text
+        text = self._tail + text
+        self._pending_cr = text.endswith("\r")
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = text.split("\n")
+        self._tail = lines.pop()
         frames: list[Frame] = []
-        while True:
-            cut = _first_line_break(self._buffer)
-            if cut is None:
-                break
-            end, width = cut
-            line = self._buffer[:end]
-            if self._buffer[end] == "\r" and width == 1 and end + 1 == len(self._buffer):
-                self._pending_cr = True
-            self._buffer = self._buffer[end + width :]
-            frame = self._line(line)
-            if frame is not None:
-                frames.append(frame)
+        for line in lines:
+            if not line:
+                if self._data or self._event:
+                    frames.append(Frame(self._event or "message", "\n".join(self._data), self._id))
+                    self._event, self._data = "", []
+                continue
+            if line[0] == ":":
+                continue
+            name, _, value = line.partition(":")
+            if value[:1] == " ":
+                value = value[1:]
+            if name == "data":
+                self._data.append(value)
+            elif name == "event":
+                self._event = value
+            elif name == "id" and "\0" not in value:
+                self._id = value
         return frames
-
-    def _line(self, line: str) -> Frame | None:
-        if not line:
-            if not self._data and not self._event:
-                return None
-            frame = Frame(self._event or "message", "\n".join(self._data), self._id)
-            self._event, self._data = "", []
-            return frame
-        if line.startswith(":"):
-            return None
-        name, _, value = line.partition(":")
-        if value.startswith(" "):
-            value = value[1:]
-        if name == "event":
-            self._event = value
-        elif name == "data":
-            self._data.append(value)
-        elif name == "id" and "\0" not in value:
-            self._id = value
-        return None
-
-
-def _first_line_break(text: str) -> tuple[int, int] | None:
-    r = text.find("\r")
-    n = text.find("\n")
-    if r == -1 and n == -1:
-        return None
-    if r != -1 and (n == -1 or r < n):
-        return (r, 2) if n == r + 1 else (r, 1)
-    return (n, 1)
