@@ -53,6 +53,8 @@ Conversation = Generator[IOAction | Part, Any, None]
 _BACKOFF_FIRST = 0.05
 _BACKOFF_CAP = 2.0
 _SSE = "text/event-stream"
+# One read action serves every read: it carries nothing.
+_RECEIVE = Receive()
 # Answers of a proxy or a restarting server: worth another try.
 _RETRYABLE = frozenset({502, 503, 504})
 
@@ -201,7 +203,7 @@ class RunDriver:
             decoder = SSEDecoder()
             fresh = False
             while True:
-                chunk = yield Receive()
+                chunk = yield _RECEIVE
                 if isinstance(chunk, Broken):
                     yield from self._backoff(retry, chunk)
                     break
