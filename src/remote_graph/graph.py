@@ -16,6 +16,7 @@ from langgraph.stream.transformers import LifecycleTransformer, SubgraphTransfor
 from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
 
 from remote_graph._aio import AsyncRunSource
+from remote_graph._clients import ClientSettings, SdkClients
 from remote_graph._core.actions import Timeouts
 from remote_graph._core.commands import RunOptions, StartPlan, wire_config
 from remote_graph._core.nested import NestedRun, OutputSchema
@@ -90,10 +91,14 @@ class RemoteGraph(_UpstreamRemoteGraph):
 
     Args:
         assistant_id: The assistant ID or graph name of the deployed graph.
-        url: The server's URL; builds default sync and async SDK clients.
-        api_key: API key for the default clients (read from the environment when omitted).
+        url: The server's URL (``http://`` or ``https://``); builds default
+            sync and async SDK clients, bounded by ``timeouts``.
+        api_key: API key for the default clients.
         headers: Extra headers for the default clients.
-        client: An async ``LangGraphClient`` to use instead of a default one.
+        client: An async ``LangGraphClient`` to use instead of a default one,
+            on the first event loop that uses this graph. An async client is
+            bound to one loop, so every other loop gets one built from its
+            ``base_url`` and ``headers`` (see ``RemoteGraph.client``).
         sync_client: A ``SyncLangGraphClient`` to use instead of a default one.
         config: A ``RunnableConfig`` merged under every call's config.
         name: Name of this graph when used as a node; defaults to ``assistant_id``.
@@ -104,7 +109,8 @@ class RemoteGraph(_UpstreamRemoteGraph):
             CustomTransformer]``. Like a compiled graph's
             ``stream_transformers``, they are registered on every v3 run, so
             ``run.updates`` / ``run.custom`` exist exactly when they do locally.
-        timeouts: Bounds on every wait a run stream performs.
+        timeouts: Bounds on every wait a run stream performs, and on every
+            request the default clients send for the other methods.
         child_thread_id: Maps (parent thread id, task checkpoint namespace) to
             the server thread this graph runs on when a local parent graph
             calls it; see ``remote_graph.nesting``.
@@ -136,11 +142,14 @@ class RemoteGraph(_UpstreamRemoteGraph):
     ) -> None:
         if not isinstance(assistant_id, str) or not assistant_id:
             raise ValueError(f"assistant_id must be a non-empty string, got {assistant_id!r}")
+        timeouts = timeouts if timeouts is not None else Timeouts()
+        # Set before upstream's __init__, which assigns client and sync_client
+        # (properties here); url is kept from it so it builds no clients itself.
+        self._clients = SdkClients(
+            ClientSettings(url=url, api_key=api_key, headers=headers, client=client, sync_client=sync_client, timeouts=timeouts)
+        )
         super().__init__(
             assistant_id,
-            url=url,
-            api_key=api_key,
-            headers=headers,
             client=client,
             sync_client=sync_client,
             config=config,
@@ -150,16 +159,68 @@ class RemoteGraph(_UpstreamRemoteGraph):
         # Validated now, like compile(transformers=...), so a bad factory fails at construction.
         normalize_stream_transformer_factories(stream_transformers)
         self.stream_transformers: tuple[TransformerFactory, ...] = tuple(stream_transformers)
-        self.timeouts = timeouts if timeouts is not None else Timeouts()
+        self.timeouts = timeouts
         if not callable(child_thread_id):
             raise TypeError(f"child_thread_id must be callable, got {type(child_thread_id).__name__}")
         self.child_thread_id = child_thread_id
         self._output_schema = OutputSchema()
 
     def copy(self, update: dict[str, Any]) -> RemoteGraph:
-        """A copy with ``update`` applied to the constructor arguments (private caches start fresh)."""
+        """A copy with ``update`` applied to the constructor arguments (private caches start fresh).
+
+        The copy shares this graph's SDK clients unless ``update`` changes
+        ``timeouts``, ``client`` or ``sync_client``.
+        """
+        update = dict(update)
+        client_changes = {key: update.pop(key) for key in ("client", "sync_client") if key in update}
         attrs = {key: value for key, value in {**self.__dict__, **update}.items() if not key.startswith("_")}
-        return self.__class__(attrs.pop("assistant_id"), **attrs)
+        copy = self.__class__(attrs.pop("assistant_id"), **attrs)
+        if client_changes or copy.timeouts != self.timeouts:
+            copy._clients = self._clients.derive(timeouts=copy.timeouts, **client_changes)
+        else:
+            copy._clients = self._clients
+        return copy
+
+    # --- SDK clients -------------------------------------------------------------
+
+    @property
+    def client(self) -> LangGraphClient | None:
+        """The async SDK client of the running event loop (``None`` without ``url`` or ``client``).
+
+        An ``httpx.AsyncClient`` is bound to the loop that opened its
+        connections, so each event loop gets its own: the ``client`` passed at
+        construction on the first loop that uses it, and on every other loop
+        one built from ``url`` or, without a ``url``, from that client's
+        ``base_url`` and ``headers`` (with this graph's ``timeouts``). Outside
+        a running loop this is the client of the most recent loop still open.
+        The clients built here are closed when their loop shuts down
+        (``asyncio.run()`` does this); the ones passed in are never closed here.
+        """
+        return self._clients.async_client() if self._clients.has_async else None
+
+    @client.setter
+    def client(self, value: LangGraphClient | None) -> None:
+        if value is not self._clients.settings.client:
+            self._clients = self._clients.derive(client=value)
+
+    @property
+    def sync_client(self) -> SyncLangGraphClient | None:
+        """The sync SDK client, shared by every thread (``None`` without ``url`` or ``sync_client``)."""
+        try:
+            return self._clients.sync_client()
+        except ValueError:
+            return None
+
+    @sync_client.setter
+    def sync_client(self, value: SyncLangGraphClient | None) -> None:
+        if value is not self._clients.settings.sync_client:
+            self._clients = self._clients.derive(sync_client=value)
+
+    def _validate_client(self) -> LangGraphClient:
+        return self._clients.async_client()
+
+    def _validate_sync_client(self) -> SyncLangGraphClient:
+        return self._clients.sync_client()
 
     # --- inside a local parent ------------------------------------------------
 

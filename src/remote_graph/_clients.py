@@ -1,0 +1,256 @@
+"""The SDK clients one ``RemoteGraph`` talks through.
+
+An ``httpx.AsyncClient`` keeps its pooled connections bound to the event loop
+that opened them, so a client shared by two ``asyncio.run()`` calls fails the
+second with ``RuntimeError: Event loop is closed``. Each running event loop
+therefore gets its own async client, and the one sync client serves every
+thread (``httpx.Client`` is thread-safe).
+
+Clients built here are bounded by the graph's ``Timeouts`` (connect, write
+and pool waits by ``request``, each read by ``read``), so the SDK's default
+300 s read timeout never applies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import weakref
+from collections.abc import AsyncGenerator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import httpx
+from langgraph_sdk import get_client, get_sync_client
+from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
+
+from remote_graph._core.actions import Timeouts
+
+__all__ = ["ClientSettings", "SdkClients", "check_url", "http_timeout"]
+
+logger = logging.getLogger("remote_graph")
+
+_NO_ASYNC = "Async client is not initialized: please provide `url` or `client` when initializing `RemoteGraph`."
+_NO_SYNC = "Sync client is not initialized: please provide `url` or `sync_client` when initializing `RemoteGraph`."
+
+
+def check_url(url: object) -> str:
+    """Return ``url`` if it is an absolute ``http(s)`` URL, or raise ``ValueError`` naming it.
+
+    httpx would otherwise accept it and fail each request with
+    ``UnsupportedProtocol`` (``"localhost:2024"``, ``"ftp://..."``).
+    """
+    if not isinstance(url, str):
+        raise TypeError(f"url must be a str, got {type(url).__name__}")
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise ValueError(f"url is not a valid URL: {url!r} ({exc})") from exc
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ValueError(f"url must be an absolute http:// or https:// URL, got {url!r}")
+    return url
+
+
+def http_timeout(timeouts: Timeouts) -> tuple[float, float, float, float]:
+    """The client-wide timeout as ``(connect, read, write, pool)``.
+
+    ``request`` bounds connecting, writing and waiting for a pooled
+    connection; ``read`` bounds each read, which waits either for a REST
+    answer or between two chunks of an event stream (heartbeats come every
+    5 s), so it is the one bound that covers both.
+    """
+    return (timeouts.request, timeouts.read, timeouts.request, timeouts.request)
+
+
+async def _close_with_loop(client: LangGraphClient, loop: asyncio.AbstractEventLoop) -> AsyncGenerator[None, None]:
+    """Wait, suspended, for ``loop`` to shut down; then close ``client`` on it."""
+    # Weak, so a closer never keeps its loop (the key of its entry) alive.
+    own_loop = weakref.ref(loop)
+    del loop
+    try:
+        yield
+    finally:
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        # Finished off its loop (the loop closed without shutting down its async
+        # generators), nothing can be awaited: dropping the client lets its
+        # transports close their sockets when collected.
+        if running is not None and running is own_loop():
+            try:
+                await client.aclose()
+            except Exception as exc:  # best effort; the loop is going away
+                logger.debug("closing an async SDK client failed: %r", exc)
+
+
+def _start(closer: AsyncGenerator[None, None]) -> None:
+    # Starting an async generator on the loop's thread hands it to the running
+    # loop's first-iteration hook; asyncio.run() and Runner.close() then aclose()
+    # it (shutdown_asyncgens) before closing the loop, and a collected one is
+    # aclosed on its loop too. It only yields, so one send reaches the yield.
+    step = closer.asend(None)
+    try:
+        step.send(None)
+    except StopIteration:
+        return
+    raise RuntimeError("the client closer did not suspend at its first step")
+
+
+def _finish(closer: AsyncGenerator[None, None]) -> None:
+    """Run ``closer`` to its end without a loop (its loop is closed)."""
+    try:
+        closer.aclose().send(None)
+    except StopIteration:
+        pass
+    except RuntimeError:  # already finished, or running
+        pass
+
+
+@dataclass
+class _LoopClient:
+    client: LangGraphClient
+    # Set for the clients built here; a caller's own client is never closed.
+    closer: AsyncGenerator[None, None] | None
+
+
+def _finish_closed(loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopClient]) -> None:
+    """Finish the closers of closed loops, so none is finalized on a closed loop."""
+    for loop, entry in list(loops.items()):
+        if loop.is_closed() and entry.closer is not None:
+            _finish(entry.closer)
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    """What ``SdkClients`` builds its clients from (``RemoteGraph``'s constructor arguments).
+
+    Attributes:
+        url: The server's URL.
+        api_key: API key for the clients built from ``url``.
+        headers: Extra headers for the clients built from ``url``.
+        client: The caller's async client.
+        sync_client: The caller's sync client.
+        timeouts: Bounds for the clients built here.
+    """
+
+    url: str | None = None
+    api_key: str | None = None
+    headers: Mapping[str, str] | None = None
+    client: LangGraphClient | None = None
+    sync_client: SyncLangGraphClient | None = None
+    timeouts: Timeouts = field(default_factory=Timeouts)
+
+
+class SdkClients:
+    """The sync and async SDK clients of one ``RemoteGraph``.
+
+    The sync client is the caller's ``sync_client``, or one built from
+    ``url``. Each running event loop gets its own async client: the caller's
+    ``client`` on the first loop that asks; on every other loop, a client
+    built from ``url`` or, without a ``url``, from the caller's client's
+    ``base_url`` and ``headers``. Built clients are bounded by
+    ``settings.timeouts``; the caller's keep their own settings.
+
+    A built async client is closed on its loop when the loop shuts down its
+    async generators (``asyncio.run()`` and ``asyncio.Runner`` do). The
+    caller's own clients are never closed here.
+    """
+
+    def __init__(self, settings: ClientSettings | None = None) -> None:
+        self.settings = settings = settings if settings is not None else ClientSettings()
+        if settings.url is not None:
+            check_url(settings.url)
+        self._lock = threading.Lock()
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopClient] = weakref.WeakKeyDictionary()
+        # A client no loop has used yet: the caller's, or one built outside any loop.
+        self._spare: LangGraphClient | None = settings.client
+        self._spare_owned = False
+        self._sync = settings.sync_client
+        if self._sync is None and settings.url is not None:
+            # Built now, so bad headers fail at construction, as upstream's do.
+            self._sync = get_sync_client(
+                url=settings.url, api_key=settings.api_key, headers=settings.headers, timeout=http_timeout(settings.timeouts)
+            )
+        weakref.finalize(self, _finish_closed, self._loops)
+
+    def derive(self, **changes: Any) -> SdkClients:
+        """A new set from these settings with ``changes`` applied; no client is shared."""
+        return SdkClients(replace(self.settings, **changes))
+
+    @property
+    def has_async(self) -> bool:
+        """Whether an async client can be had (there is a ``url`` or a ``client``)."""
+        return self.settings.url is not None or self.settings.client is not None
+
+    def sync_client(self) -> SyncLangGraphClient:
+        """The sync client; raises ``ValueError`` when there is neither ``url`` nor ``sync_client``."""
+        if self._sync is None:
+            raise ValueError(_NO_SYNC)
+        return self._sync
+
+    def async_client(self) -> LangGraphClient:
+        """The async client of the running event loop.
+
+        Outside a running loop: the client of the most recent loop still open,
+        else the one the next loop will use.
+
+        Raises:
+            ValueError: There is neither ``url`` nor ``client``.
+        """
+        if not self.has_async:
+            raise ValueError(_NO_ASYNC)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return self._current()
+        with self._lock:
+            entry = self._loops.get(loop)
+            if entry is None:
+                self._forget_closed_loops()
+                entry = self._new_entry(loop)
+                self._loops[loop] = entry
+            return entry.client
+
+    def _new_entry(self, loop: asyncio.AbstractEventLoop) -> _LoopClient:
+        if self._spare is not None:
+            client, owned = self._spare, self._spare_owned
+            self._spare, self._spare_owned = None, False
+        else:
+            client, owned = self._build_async(), True
+        closer = None
+        if owned:
+            closer = _close_with_loop(client, loop)
+            _start(closer)
+        return _LoopClient(client, closer)
+
+    def _current(self) -> LangGraphClient:
+        with self._lock:
+            for loop, entry in reversed(list(self._loops.items())):
+                if not loop.is_closed():
+                    return entry.client
+            if self._spare is None:
+                self._spare, self._spare_owned = self._build_async(), True
+            return self._spare
+
+    def _forget_closed_loops(self) -> None:
+        for loop in [loop for loop in self._loops if loop.is_closed()]:
+            entry = self._loops.pop(loop)
+            if entry.closer is not None:
+                _finish(entry.closer)
+
+    def _build_async(self) -> LangGraphClient:
+        settings = self.settings
+        timeout = http_timeout(settings.timeouts)
+        if settings.client is not None:
+            template = settings.client.http.client
+            return LangGraphClient(
+                httpx.AsyncClient(
+                    base_url=template.base_url,
+                    headers=template.headers,
+                    timeout=httpx.Timeout(timeout),
+                    transport=httpx.AsyncHTTPTransport(retries=5),
+                )
+            )
+        return get_client(url=settings.url, api_key=settings.api_key, headers=settings.headers, timeout=timeout)
