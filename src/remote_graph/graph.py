@@ -21,6 +21,8 @@ from remote_graph._core.actions import Timeouts
 from remote_graph._core.commands import RunOptions, StartPlan, wire_config
 from remote_graph._core.nested import NestedRun, OutputSchema
 from remote_graph._core.run import RunDriver
+from remote_graph._core.thread_ids import check_thread_id
+from remote_graph._guard import check_config, guard_methods
 from remote_graph._private import (
     StreamMux,
     ensure_config,
@@ -65,6 +67,7 @@ def _node_result(task: ParentTask, run: NestedRun, driver: RunDriver, version: s
 TransformerFactory = Callable[[tuple[str, ...]], Any]
 
 
+@guard_methods
 class RemoteGraph(_UpstreamRemoteGraph):
     """A graph deployed on a LangGraph server, usable like a local compiled graph.
 
@@ -74,7 +77,9 @@ class RemoteGraph(_UpstreamRemoteGraph):
     ``values``, ``messages``, ``lifecycle``, ``subgraphs``, opt-in projections,
     ``output``/``interrupted``/``interrupts``, ``abort()``, ``interleave``. The
     v1/v2 methods (``invoke``, ``stream``, ``get_state``, ``update_state``, ...)
-    are langgraph's own ``RemoteGraph``'s.
+    are langgraph's own ``RemoteGraph``'s, guarded: each checks its config
+    (and thread id) before sending anything, waits no longer than
+    ``timeouts``, and raises ``RemoteGraphError``s instead of httpx's errors.
 
     Example:
         ```python
@@ -142,6 +147,9 @@ class RemoteGraph(_UpstreamRemoteGraph):
     ) -> None:
         if not isinstance(assistant_id, str) or not assistant_id:
             raise ValueError(f"assistant_id must be a non-empty string, got {assistant_id!r}")
+        check_config(config)
+        if (thread_id := ((config or {}).get("configurable") or {}).get("thread_id")) is not None:
+            check_thread_id(thread_id)
         timeouts = timeouts if timeouts is not None else Timeouts()
         # Set before upstream's __init__, which assigns client and sync_client
         # (properties here); url is kept from it so it builds no clients itself.

@@ -25,6 +25,7 @@ from uuid import UUID, uuid5
 from langchain_core.runnables import RunnableConfig
 
 from remote_graph._core.nested import ParentResume
+from remote_graph._core.thread_ids import check_thread_id
 from remote_graph._private import (
     CONFIG_KEY_CHECKPOINT_NS,
     CONFIG_KEY_RESUME_MAP,
@@ -110,6 +111,7 @@ def parent_task(config: RunnableConfig, child_thread_id: ChildThreadId = default
     thread_id = child_thread_id(str(conf.get("thread_id") or ""), checkpoint_ns)
     if not isinstance(thread_id, str) or not thread_id:
         raise TypeError(f"child_thread_id must return a non-empty str thread id, got {thread_id!r}")
+    check_thread_id(thread_id, "the thread id child_thread_id returned")
     return ParentTask(
         ns=tuple(checkpoint_ns.split(NS_SEP)) if checkpoint_ns else (),
         thread_id=thread_id,

@@ -1,0 +1,350 @@
+"""Bad input and bad servers, without a LangGraph server.
+
+Every method fails early on input it cannot send, never hangs past the
+graph's ``timeouts``, and raises the library's errors instead of httpx's. The
+server side is an ``httpx.MockTransport`` (which records what was sent) or a
+local socket that accepts connections and never answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from langgraph.pregel.remote import RemoteGraph as UpstreamRemoteGraph
+from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
+
+from remote_graph import (
+    RemoteCommandError,
+    RemoteConnectionError,
+    RemoteGraph,
+    RemoteGraphError,
+    RemoteProtocolError,
+    RemoteTimeoutError,
+    Timeouts,
+)
+from remote_graph._core.thread_ids import check_thread_id
+from remote_graph._guard import GUARDED
+
+BASE = "http://remote.test"
+INPUT = {"x": 1, "log": []}
+THREAD = "6f1c5a2e-8d9b-4e7a-9c3d-2b1a0f4e5d6c"
+
+
+def on_thread(thread_id: Any = THREAD, **extra: Any) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id, **extra}}
+
+
+# --- the calls, sync and async ---------------------------------------------------
+
+Call = Callable[[RemoteGraph, Any], Any]
+
+
+async def _drain(items: Any) -> list[Any]:
+    return [item async for item in items]
+
+
+async def _v3_output(graph: RemoteGraph, config: Any) -> Any:
+    run = await graph.astream_events(INPUT, config, version="v3")
+    return await run.output()
+
+
+# (name, call(graph, config), addresses one thread)
+SYNC_CALLS: list[tuple[str, Call, bool]] = [
+    ("invoke", lambda g, c: g.invoke(INPUT, c), False),
+    ("invoke_v2", lambda g, c: g.invoke(INPUT, c, version="v2"), False),
+    ("stream", lambda g, c: list(g.stream(INPUT, c)), False),
+    ("stream_events_v3", lambda g, c: g.stream_events(INPUT, c, version="v3").output, False),
+    ("get_state", lambda g, c: g.get_state(c), True),
+    ("get_state_history", lambda g, c: list(g.get_state_history(c)), True),
+    ("update_state", lambda g, c: g.update_state(c, {"x": 2}), True),
+]
+ASYNC_CALLS: list[tuple[str, Call, bool]] = [
+    ("ainvoke", lambda g, c: asyncio.run(g.ainvoke(INPUT, c)), False),
+    ("astream", lambda g, c: asyncio.run(_drain(g.astream(INPUT, c))), False),
+    ("astream_events_v3", lambda g, c: asyncio.run(_v3_output(g, c)), False),
+    ("aget_state", lambda g, c: asyncio.run(g.aget_state(c)), True),
+    ("aget_state_history", lambda g, c: asyncio.run(_drain(g.aget_state_history(c))), True),
+    ("aupdate_state", lambda g, c: asyncio.run(g.aupdate_state(c, {"x": 2})), True),
+]
+CALLS = SYNC_CALLS + ASYNC_CALLS
+# Calls that take no config: they only meet the server.
+SERVER_CALLS: list[tuple[str, Call, bool]] = [
+    ("get_graph", lambda g, c: g.get_graph(), False),
+    ("aget_graph", lambda g, c: asyncio.run(g.aget_graph()), False),
+]
+# Calls that only check the config: they send nothing either way.
+CONFIG_ONLY_CALLS: list[tuple[str, Call, bool]] = [
+    ("get_graph", lambda g, c: g.get_graph(c), False),
+    ("aget_graph", lambda g, c: asyncio.run(g.aget_graph(c)), False),
+    ("bulk_update_state", lambda g, c: g.bulk_update_state(c, []), False),
+    ("abulk_update_state", lambda g, c: asyncio.run(g.abulk_update_state(c, [])), False),
+    ("stream_events_v2", lambda g, c: g.stream_events(INPUT, c), False),
+    ("with_config", lambda g, c: g.with_config(c), False),
+]
+
+
+def ids(calls: list[tuple[str, Call, bool]]) -> list[str]:
+    return [name for name, _, _ in calls]
+
+
+# --- fake servers ---------------------------------------------------------------
+
+
+class MockServer:
+    """SDK clients over an ``httpx.MockTransport`` that records every request."""
+
+    def __init__(self, respond: Callable[[httpx.Request], httpx.Response]) -> None:
+        self.requests: list[httpx.Request] = []
+        self._respond = respond
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        return self._respond(request)
+
+    def graph(self, **kwargs: Any) -> RemoteGraph:
+        # A graph per call: the async client passed in serves the first loop that uses it.
+        transport = httpx.MockTransport(self)
+        return RemoteGraph(
+            "linear",
+            client=LangGraphClient(httpx.AsyncClient(transport=transport, base_url=BASE)),
+            sync_client=SyncLangGraphClient(httpx.Client(transport=transport, base_url=BASE)),
+            **kwargs,
+        )
+
+
+def _refuse(request: httpx.Request) -> httpx.Response:
+    raise AssertionError(f"nothing should be sent, got {request.method} {request.url}")
+
+
+@pytest.fixture
+def nothing_sent() -> Iterator[MockServer]:
+    server = MockServer(_refuse)
+    yield server
+    assert server.requests == []
+
+
+class SilentServer:
+    """Accepts connections and never answers; checks on stop that the client hung up on each."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.2)
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        self.accepted: list[socket.socket] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.accepted.append(conn)
+
+    def stop(self) -> list[int]:
+        """Stop; return the ports of accepted connections the client left open."""
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._listener.close()
+        left_open = []
+        for conn in self.accepted:
+            conn.settimeout(2)
+            try:
+                while conn.recv(65536):  # the request bytes, then EOF once the client closed
+                    pass
+            except (TimeoutError, OSError):
+                left_open.append(conn.getpeername()[1])
+            finally:
+                conn.close()
+        return left_open
+
+
+@pytest.fixture
+def silent() -> Iterator[SilentServer]:
+    server = SilentServer()
+    try:
+        yield server
+    finally:
+        left_open = server.stop()
+    assert server.accepted, "the client never connected"
+    assert left_open == [], "the client left connections open"
+
+
+# --- C: bad input fails early, naming the problem ----------------------------------
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(("name", "call", "_"), CALLS + CONFIG_ONLY_CALLS, ids=ids(CALLS + CONFIG_ONLY_CALLS))
+@pytest.mark.parametrize(
+    ("config", "named"),
+    [("abc", "config"), (["thread"], "config"), ({"configurable": "abc"}, "configurable"), ({"metadata": 1}, "metadata")],
+    ids=["str", "list", "configurable-str", "metadata-int"],
+)
+def test_a_config_that_is_not_a_mapping_is_a_type_error_naming_it(
+    nothing_sent: MockServer, name: str, call: Call, _: bool, config: Any, named: str
+) -> None:
+    with pytest.raises(TypeError, match=named):
+        call(nothing_sent.graph(), config)
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(("name", "call", "_"), CALLS, ids=ids(CALLS))
+@pytest.mark.parametrize(
+    ("thread_id", "error"),
+    [(".", ValueError), ("..", ValueError), ("", ValueError), ("a/b", ValueError), (5, TypeError)],
+    ids=["dot", "dotdot", "empty", "slash", "int"],
+)
+def test_a_thread_id_the_url_would_mangle_is_refused_before_sending(
+    nothing_sent: MockServer, name: str, call: Call, _: bool, thread_id: Any, error: type[Exception]
+) -> None:
+    with pytest.raises(error, match="configurable.thread_id"):
+        call(nothing_sent.graph(), on_thread(thread_id))
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(("name", "call", "_"), [c for c in CALLS if c[2]], ids=ids([c for c in CALLS if c[2]]))
+@pytest.mark.parametrize("config", [None, {}, {"configurable": {}}], ids=["none", "empty", "no-thread"])
+def test_a_thread_method_without_a_thread_names_the_missing_thread_id(
+    nothing_sent: MockServer, name: str, call: Call, _: bool, config: Any
+) -> None:
+    with pytest.raises(ValueError, match="thread_id"):
+        call(nothing_sent.graph(), config)
+
+
+@pytest.mark.timeout(10)
+def test_a_bad_thread_id_in_the_graphs_own_config_is_refused(nothing_sent: MockServer) -> None:
+    with pytest.raises(ValueError, match="configurable.thread_id"):
+        nothing_sent.graph(config=on_thread(".."))
+    graph = nothing_sent.graph(config={"configurable": {"user": "u"}})
+    with pytest.raises(ValueError, match="configurable.thread_id"):
+        graph.with_config(on_thread(".."))
+
+
+@pytest.mark.parametrize(
+    ("url", "named"),
+    [
+        ("127.0.0.1:2024", "http"),
+        ("localhost:2024", "http"),
+        ("ftp://127.0.0.1:2024", "http"),
+        ("http://", "http"),
+        (" http://127.0.0.1:2024", "http"),
+        ("http://127.0.0.1:port", "not a valid URL"),
+    ],
+)
+def test_a_url_that_is_not_http_fails_at_construction_naming_it(url: str, named: str) -> None:
+    with pytest.raises(ValueError, match=f"url.*{named}"):
+        RemoteGraph("linear", url=url)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("abc", "abc"), ("a?b c%", "a?b c%"), ("...", "..."), ("x" * 1000, "x" * 1000)],
+    ids=["plain", "quoted-by-sdk", "three-dots", "long"],
+)
+def test_thread_ids_the_path_keeps_intact_pass(value: str, expected: str) -> None:
+    assert check_thread_id(value) == expected
+
+
+# --- B: transport and HTTP errors are the library's, with their cause -------------------
+
+
+def _raise(error: type[httpx.TransportError]) -> Callable[[httpx.Request], httpx.Response]:
+    def respond(request: httpx.Request) -> httpx.Response:
+        raise error("injected", request=request)
+
+    return respond
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize(("name", "call", "_"), CALLS + SERVER_CALLS, ids=ids(CALLS + SERVER_CALLS))
+@pytest.mark.parametrize(
+    ("raised", "expected"),
+    [
+        (httpx.ConnectError, RemoteConnectionError),
+        (httpx.ReadTimeout, RemoteTimeoutError),
+        (httpx.ConnectTimeout, RemoteTimeoutError),
+        (httpx.RemoteProtocolError, RemoteConnectionError),
+    ],
+    ids=["connect-error", "read-timeout", "connect-timeout", "protocol-error"],
+)
+def test_a_transport_error_is_a_remote_error_caused_by_it(
+    name: str, call: Call, _: bool, raised: type[httpx.TransportError], expected: type[RemoteGraphError]
+) -> None:
+    server = MockServer(_raise(raised))
+    with pytest.raises(expected) as info:
+        call(server.graph(), on_thread())
+    assert server.requests
+    assert isinstance(info.value.__cause__, raised) or name.endswith("_v3")
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize(("name", "call", "_"), CALLS + SERVER_CALLS, ids=ids(CALLS + SERVER_CALLS))
+@pytest.mark.parametrize("status", [400, 404, 409, 422, 500, 503])
+def test_an_http_error_status_is_a_command_error_with_that_status(name: str, call: Call, _: bool, status: int) -> None:
+    def respond(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(status, json={"detail": f"refused with {status}"})
+
+    with pytest.raises(RemoteCommandError) as info:
+        call(MockServer(respond).graph(), on_thread())
+    assert info.value.status == status
+    if not name.endswith("_v3"):
+        assert "refused with" in str(info.value)
+        assert isinstance(info.value.__cause__, httpx.HTTPStatusError)
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize(("name", "call", "_"), CALLS + SERVER_CALLS, ids=ids(CALLS + SERVER_CALLS))
+def test_a_server_answering_html_is_a_remote_error(name: str, call: Call, _: bool) -> None:
+    def respond(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text="<html>hello</html>", headers={"content-type": "text/html"})
+
+    with pytest.raises(RemoteGraphError) as info:
+        call(MockServer(respond).graph(), on_thread())
+    if name in ("get_state", "aget_state", "update_state", "aupdate_state", "get_graph", "aget_graph"):
+        assert isinstance(info.value, RemoteProtocolError)
+
+
+SILENT = Timeouts(request=1, read=1)
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize(("name", "call", "_"), CALLS + SERVER_CALLS, ids=ids(CALLS + SERVER_CALLS))
+def test_a_server_that_never_answers_times_out_within_the_graphs_timeouts(
+    silent: SilentServer, name: str, call: Call, _: bool
+) -> None:
+    graph = RemoteGraph("linear", url=silent.url, timeouts=SILENT)
+    started = time.monotonic()
+    try:
+        with pytest.raises(RemoteTimeoutError):
+            call(graph, on_thread())
+    finally:
+        assert graph.sync_client is not None
+        graph.sync_client.close()
+    # One request times out once; a run's start may wait on two (state, then run).
+    assert time.monotonic() - started < 3 * SILENT.read + 2
+
+
+# --- the guard keeps each method's shape --------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(GUARDED))
+def test_guarded_methods_keep_their_kind_and_signature(name: str) -> None:
+    ours = getattr(RemoteGraph, name)
+    wrapped = inspect.unwrap(ours)
+    for kind in (inspect.iscoroutinefunction, inspect.isasyncgenfunction, inspect.isgeneratorfunction):
+        assert kind(ours) == kind(wrapped)
+    assert inspect.signature(ours) == inspect.signature(wrapped)
+    assert ours.__doc__ == wrapped.__doc__
+    assert getattr(UpstreamRemoteGraph, name, None) is not None
