@@ -10,10 +10,11 @@ from uuid import uuid4
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs
 from langgraph.errors import GraphInterrupt
-from langgraph.types import GraphOutput
+from langgraph.types import GraphOutput, StateSnapshot
 from langgraph.pregel.remote import RemoteGraph as _UpstreamRemoteGraph
 from langgraph.stream.transformers import LifecycleTransformer, SubgraphTransformer, ValuesTransformer
 from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
+from langgraph_sdk.schema import ThreadState
 
 from remote_graph._aio import AsyncRunSource
 from remote_graph._clients import ClientSettings, SdkClients
@@ -229,6 +230,25 @@ class RemoteGraph(_UpstreamRemoteGraph):
 
     def _validate_sync_client(self) -> SyncLangGraphClient:
         return self._clients.sync_client()
+
+    # --- state snapshots -----------------------------------------------------------
+
+    def _create_state_snapshot(self, state: ThreadState) -> StateSnapshot:
+        if state.get("metadata") is None and state.get("created_at") is None:
+            # The server's answer for a checkpoint it does not have: an empty
+            # state, returned as the empty snapshot a local graph returns.
+            checkpoint = state.get("checkpoint") or {}
+            return StateSnapshot(
+                values=state.get("values") or {},
+                next=(),
+                config={"configurable": dict(checkpoint)},
+                metadata=None,
+                created_at=None,
+                parent_config=None,
+                tasks=(),
+                interrupts=(),
+            )
+        return super()._create_state_snapshot(state)
 
     # --- inside a local parent ------------------------------------------------
 

@@ -336,6 +336,25 @@ def test_a_server_that_never_answers_times_out_within_the_graphs_timeouts(
     assert time.monotonic() - started < 3 * SILENT.read + 2
 
 
+# --- answers that are not errors --------------------------------------------------
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("flavour", ["sync", "async"])
+def test_an_unknown_checkpoint_reads_as_an_empty_snapshot_like_local(flavour: str) -> None:
+    # What the server answers for a checkpoint id it does not have.
+    empty = {
+        "values": {}, "next": [], "tasks": [], "metadata": None, "created_at": None,
+        "checkpoint": {"checkpoint_id": "garbage", "thread_id": THREAD},
+        "parent_checkpoint": None, "interrupts": [], "checkpoint_id": "garbage", "parent_checkpoint_id": None,
+    }
+    graph = MockServer(lambda request: httpx.Response(200, json=empty)).graph()
+    config = on_thread(checkpoint_id="garbage")
+    snapshot = graph.get_state(config) if flavour == "sync" else asyncio.run(graph.aget_state(config))
+    assert snapshot.values == {} and snapshot.next == () and snapshot.metadata is None and snapshot.tasks == ()
+    assert snapshot.config == {"configurable": {"checkpoint_id": "garbage", "thread_id": THREAD}}
+
+
 # --- the guard keeps each method's shape --------------------------------------------
 
 
