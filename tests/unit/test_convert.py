@@ -181,13 +181,32 @@ def test_a_tool_call_cause_is_given_to_the_parent_task() -> None:
             "ns": ("tools:t1",),
             "data": {"id": "9f", "name": "researcher", "input": {"tool_call": {"id": "call_9"}}, "triggers": ()},
         },
-        {"type": "tasks", "ns": ns, "data": {"id": "9f", "name": "researcher", "input": None, "triggers": ()}},
+        # Only a subagent has a tool-call cause: its start names it, even when
+        # the name is its node's, so the client's LifecycleTransformer keeps the cause.
+        {
+            "type": "tasks",
+            "ns": ns,
+            "data": {
+                "id": "9f",
+                "name": "researcher",
+                "input": None,
+                "triggers": (),
+                "metadata": {"lc_agent_name": "researcher"},
+            },
+        },
     ]
 
 
 def test_a_cause_without_a_tool_call_id_is_ignored() -> None:
     c = WireConverter()
-    assert len(c.convert("lifecycle", started(SUB, cause={"type": "toolCall"}))) == 1
+    [start] = c.convert("lifecycle", started(SUB, cause={"type": "toolCall"}))
+    assert start["ns"] == SUB and "metadata" not in start["data"]
+
+
+def test_a_plain_subgraph_named_like_its_node_gets_no_agent_name() -> None:
+    c = WireConverter()
+    [start] = c.convert("lifecycle", started(SUB))
+    assert start["data"] == {"id": "0c01", "name": "sub", "input": None, "triggers": ()}
 
 
 def test_an_agent_subgraph_keeps_its_graph_name() -> None:
@@ -252,17 +271,9 @@ ROUND_TRIPS = {
 }
 
 
-NAMED_LIKE_ITS_NODE = pytest.mark.xfail(
-    strict=True,
-    reason="convert.py _started adds metadata.lc_agent_name only when graph_name differs from the namespace "
-    "segment's node name, so a subagent whose node bears its name is no subagent to the client's "
-    "LifecycleTransformer, which then drops the server's cause",
-)
-
-
 @pytest.mark.parametrize(
     "name",
-    [pytest.param(name, marks=NAMED_LIKE_ITS_NODE) if name == "subagent-named-like-its-node" else name for name in ROUND_TRIPS],
+    list(ROUND_TRIPS),
 )
 def test_the_client_mux_rebuilds_the_servers_lifecycle_events(name: str) -> None:
     events = ROUND_TRIPS[name]

@@ -1,11 +1,18 @@
 """The resume cursor against a simulated per-run stream, cut at every position.
 
-The simulated server follows the real one's replay rule: on a new connection
-it sends the stored frames whose id compares ``>`` the ``Last-Event-ID`` as a
-string (every stored frame for ``"-1"``), then goes on live. Frames without an
-id cannot be addressed by a ``Last-Event-ID``, so they are never replayed
-(like the deleted run's ``404`` error frame, which the server does not store);
-only a connection open when one is produced receives it.
+The cursor only says where a lost stream resumes; the driver drops the frames
+a replay repeats by their protocol ``seq``. The simulated server follows the
+real one's replay rule: on a new connection it sends the stored frames whose
+id compares ``>`` the ``Last-Event-ID`` as a string (every stored frame for
+``"-1"``), then goes on live. Frames without an id cannot be addressed by a
+``Last-Event-ID``, so they are never stored nor replayed (like the deleted
+run's ``404`` error frame); only a connection open when one is produced
+receives it.
+
+The harness delivers a frame when its ``seq`` (here its index in the run) is
+newer than the last one delivered, as the driver does, so what these tests
+pin is the cursor's part: the resume point never skips a frame, and the
+replay repeats no more than the frames that share the newest id.
 """
 
 from __future__ import annotations
@@ -28,37 +35,57 @@ UNIQUE: Stored = [(f"179601888184{ms}-{seq}", f"f{ms}{seq}") for ms in range(3) 
 WITH_UNTAGGED: Stored = [(None, "n0"), (A, "a1"), (A, "a2"), (None, "n1"), (B, "b1"), (B, "b2"), (None, "n2")]
 UNTAGGED_ONLY: Stored = [(None, f"n{i}") for i in range(5)]
 
-
-def replay(stored: Stored, produced: int, last_event_id: str) -> list[tuple[str | None, str]]:
-    """What a connection opened with ``last_event_id`` receives once ``produced`` frames exist."""
-    if last_event_id == FROM_START:
-        old = [f for f in stored[:produced] if f[0] is not None]
-    else:
-        old = [f for f in stored[:produced] if f[0] is not None and f[0] > last_event_id]
-    return old + list(stored[produced:])
+Sent = list[tuple[int, str | None, str]]  # (seq, frame id, payload)
 
 
-def follow(stored: Stored, cuts: Sequence[int]) -> tuple[list[str], list[str]]:
+def replay(stored: Stored, produced: int, last_event_id: str) -> Sent:
+    """What a connection opened with ``last_event_id`` receives once ``produced`` frames exist:
+    the stored frames after it, then every frame still to come, live."""
+    sent = [(seq, frame_id, payload) for seq, (frame_id, payload) in enumerate(stored)]
+    old = [f for f in sent[:produced] if f[1] is not None and (last_event_id == FROM_START or f[1] > last_event_id)]
+    return old + sent[produced:]
+
+
+def resume_point(ids: Sequence[str | None]) -> str:
+    """The oracle: the newest id before the newest one received, ``"-1"`` until there are two."""
+    distinct = sorted({i for i in ids if i is not None})
+    return distinct[-2] if len(distinct) >= 2 else FROM_START
+
+
+def follow(stored: Stored, cuts: Sequence[int], *, ahead: bool = False) -> tuple[list[str], list[str]]:
     """Follow the stream through one connection per cut (the cut is how many frames
-    that connection delivers before it breaks), then one to the end.
+    that connection delivers before it breaks), then one to the end. With
+    ``ahead`` the run finishes while the client is away after each break.
 
-    Returns the payloads admitted and the Last-Event-ID of every connection.
+    Checks, for every connection, the Last-Event-ID against the oracle and that
+    the replay repeats only frames carrying the newest id delivered.
+    Returns the payloads delivered and the Last-Event-ID of every connection.
     """
     cursor = ResumeCursor()
     delivered: list[str] = []
+    received_ids: list[str | None] = []
     sent_ids: list[str] = []
+    last_seq = -1
     produced = 0
-    for n, cut in enumerate([*cuts, None]):
-        if n:
-            cursor.reconnecting()
+    for cut in [*cuts, None]:
+        assert cursor.last_event_id == resume_point(received_ids)
         sent_ids.append(cursor.last_event_id)
+        newest = max((i for i in received_ids if i is not None), default=None)
         frames = replay(stored, produced, cursor.last_event_id)
         received = frames if cut is None else frames[:cut]
-        for frame_id, payload in received:
-            if cursor.admit(frame_id):
-                delivered.append(payload)
+        for seq, frame_id, payload in received:
+            cursor.observe(frame_id)
+            received_ids.append(frame_id)
+            if seq <= last_seq:
+                # A repeat costs one frame of the newest millisecond delivered, nothing older.
+                assert frame_id is not None and frame_id == newest, f"replayed {payload} from before {newest}"
+                continue
+            last_seq = seq
+            delivered.append(payload)
         # The server has produced at least every frame it sent.
         produced = max(produced, len(stored) - len(frames) + len(received))
+        if ahead:
+            produced = len(stored)
     return delivered, sent_ids
 
 
@@ -75,7 +102,20 @@ def test_every_cut_delivers_the_stream_exactly_once_in_order(name: str, depth: i
     stored = globals()[name]
     expected = [payload for _, payload in stored]
     for cuts in all_cuts(stored, depth):
-        delivered, _ = follow(stored, cuts)
+        delivered, sent_ids = follow(stored, cuts)
+        assert delivered == expected, f"{name} cut after {cuts} frames"
+        assert sent_ids == sorted(sent_ids), f"{name} cut after {cuts} frames: the resume point went back"
+
+
+@pytest.mark.parametrize("name", ["SAME_MS", "UNIQUE"])
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_every_cut_of_a_run_that_finished_while_away_delivers_it_once(name: str, depth: int) -> None:
+    # Untagged frames produced while no connection is open are lost by the
+    # server's design (they are never stored), so only tagged streams here.
+    stored = globals()[name]
+    expected = [payload for _, payload in stored]
+    for cuts in all_cuts(stored, depth):
+        delivered, _ = follow(stored, cuts, ahead=True)
         assert delivered == expected, f"{name} cut after {cuts} frames"
 
 
@@ -96,51 +136,87 @@ def test_every_cut_delivers_the_stream_exactly_once_in_order(name: str, depth: i
 def test_the_resume_point_with_repeated_ids(delivered: int, last_event_id: str) -> None:
     cursor = ResumeCursor()
     for frame_id, _ in SAME_MS[:delivered]:
-        assert cursor.admit(frame_id)
+        cursor.observe(frame_id)
     assert cursor.last_event_id == last_event_id
-    # The replay drops exactly the frames after the resume point already delivered.
-    cursor.reconnecting()
     again = replay(SAME_MS, delivered, last_event_id)
-    admitted = [payload for frame_id, payload in again if cursor.admit(frame_id)]
-    assert admitted == [payload for _, payload in SAME_MS[delivered:]]
+    # The replay holds every frame not delivered yet ...
+    assert [payload for seq, _, payload in again if seq >= delivered] == [payload for _, payload in SAME_MS[delivered:]]
+    # ... and repeats only the delivered frames of the newest millisecond (all of them before a second id).
+    repeated = [frame_id for seq, frame_id, _ in again if seq < delivered]
+    newest = SAME_MS[delivered - 1][0] if delivered else None
+    if last_event_id == FROM_START:
+        assert len(repeated) == delivered
+    else:
+        assert repeated and set(repeated) == {newest}
 
 
 def test_unique_ids_cost_one_replayed_frame() -> None:
     cursor = ResumeCursor()
     for frame_id, _ in UNIQUE[:4]:
-        cursor.admit(frame_id)
+        cursor.observe(frame_id)
     assert cursor.last_event_id == UNIQUE[2][0]
-    cursor.reconnecting()
-    assert cursor.admit(UNIQUE[3][0]) is False  # the replayed newest frame
-    assert cursor.admit(UNIQUE[4][0]) is True
+    again = replay(UNIQUE, 4, cursor.last_event_id)
+    assert [payload for _, _, payload in again] == [payload for _, payload in UNIQUE[3:]]  # one repeat: the newest
 
 
-def test_untagged_frames_move_neither_the_resume_point_nor_the_count() -> None:
+def test_the_resume_point_stays_at_the_start_until_a_second_id() -> None:
     cursor = ResumeCursor()
-    assert cursor.admit(None) and cursor.last_event_id == FROM_START
-    assert cursor.admit(A) and cursor.admit(None) and cursor.admit(B) and cursor.admit(None)
+    assert cursor.last_event_id == FROM_START
+    for _ in range(3):
+        cursor.observe(A)
+        assert cursor.last_event_id == FROM_START
+    cursor.observe(B)
     assert cursor.last_event_id == A
-    cursor.reconnecting()
-    # Only B follows A in the server's store; it is the one frame to drop.
-    assert cursor.admit(B) is False
-    assert cursor.admit(C) is True
+
+
+def test_a_repeat_moves_nothing() -> None:
+    cursor = ResumeCursor()
+    for frame_id in (A, B, C):
+        cursor.observe(frame_id)
+    assert cursor.last_event_id == B
+    # A replay from B repeats C; a stray older id neither moves it back nor forward.
+    for frame_id in (C, B, A, C):
+        cursor.observe(frame_id)
+        assert cursor.last_event_id == B
+    cursor.observe("1796018881868-0")
+    assert cursor.last_event_id == C
+
+
+def test_untagged_frames_are_ignored() -> None:
+    cursor = ResumeCursor()
+    cursor.observe(None)
+    assert cursor.last_event_id == FROM_START
+    for frame_id in (A, None, B, None):
+        cursor.observe(frame_id)
+    assert cursor.last_event_id == A
+    cursor.observe(None)
+    cursor.observe(C)
+    assert cursor.last_event_id == B
 
 
 def test_a_stream_with_no_ids_resumes_from_the_start() -> None:
     cursor = ResumeCursor()
     for _ in range(3):
-        assert cursor.admit(None)
+        cursor.observe(None)
     assert cursor.last_event_id == FROM_START
-    cursor.reconnecting()
-    assert cursor.admit(None)  # nothing counted, nothing dropped
 
 
-def test_a_connection_that_breaks_again_while_replaying_drops_the_same_frames() -> None:
+def test_ids_are_compared_as_strings_as_the_server_compares_them() -> None:
+    cursor = ResumeCursor()
+    cursor.observe("9-0")
+    # "10-0" sorts before "9-0": to the server it is older, so it is a repeat here too.
+    cursor.observe("10-0")
+    cursor.observe("95-0")
+    assert cursor.last_event_id == "9-0"
+
+
+def test_a_connection_that_breaks_again_while_replaying_keeps_the_resume_point() -> None:
     cursor = ResumeCursor()
     for frame_id, _ in SAME_MS[:4]:  # a1 a2 b1 b2
-        cursor.admit(frame_id)
-    cursor.reconnecting()
-    assert cursor.admit(B) is False  # b1 again, then the connection breaks
-    cursor.reconnecting()
+        cursor.observe(frame_id)
     assert cursor.last_event_id == A
-    assert [cursor.admit(B), cursor.admit(B), cursor.admit(B), cursor.admit(C)] == [False, False, True, True]
+    cursor.observe(B)  # b1 again, then the connection breaks
+    assert cursor.last_event_id == A
+    for frame_id in (B, B, B, C):  # b1 b2 b3 again and new, then c1
+        cursor.observe(frame_id)
+    assert cursor.last_event_id == B

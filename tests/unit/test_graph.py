@@ -39,7 +39,8 @@ def test_call_time_checks_happen_before_any_request() -> None:
     assert run.snapshot().status == "pending" and run.run_id is None
     with run:
         pass
-    assert run.snapshot().status == "pending"
+    # Abandoned before its start: nothing was sent, and the run can never start.
+    assert run.snapshot().status == "cancelled" and run.run_id is None
 
 
 def test_projections_match_local_registration() -> None:

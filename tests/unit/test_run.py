@@ -2,10 +2,19 @@
 
 ``FakeServer`` answers the driver's actions the way the LangGraph server
 answers the shells: the runs API for REST requests, and for every
-``OpenStream`` the run's stored frames replayed after its ``Last-Event-ID``
-(the server's rule: the stored frames whose id compares ``>`` it as a string,
-all of them for ``"-1"``), served in chunks and possibly cut. ``Sleep`` is
-answered at once and advances a fake clock by the time asked.
+``OpenStream`` the run's per-run stream. It models the run as it progresses:
+``produced`` frames of the run exist (the store holds every tagged one of
+them). A connection first replays the stored frames whose id compares ``>``
+its ``Last-Event-ID`` as a string (all of them for ``"-1"``), then serves the
+frames the run produces while it is open, live; when the run has produced
+everything, the body ends, so a finished run's replay closes right away.
+Frames without an id are never stored, so only a live connection gets them.
+The run record says ``running`` until every frame is produced, then
+``success``, unless a test scripts it. Connections are served in chunks and
+may break mid-body (``cut``), end cleanly early (``close``, a proxy passing a
+cut on as a normal end, or a restart), and the run may go on while no
+connection is open (``ahead``). ``Sleep`` is answered at once and advances a
+fake clock by the time asked.
 """
 
 from __future__ import annotations
@@ -55,6 +64,9 @@ def sse(event: str, data: Any, frame_id: str | None) -> Frame:
     return Frame(frame_id, f"event: {event}\r\ndata: {text}\r\n{tail}\r\n".encode())
 
 
+_NEXT = object()
+
+
 class Wire:
     """Builds a run's frames; ids repeat within a "millisecond" as on the in-memory server."""
 
@@ -71,14 +83,19 @@ class Wire:
     def id(self) -> str:
         return f"{self.ms}-0"
 
-    def metadata(self) -> Wire:
-        self.frames.append(sse("metadata", {"run_id": RID, "attempt": 1}, self.id))
+    def metadata(self, data: Any = None) -> Wire:
+        self.frames.append(sse("metadata", data if data is not None else {"run_id": RID, "attempt": 1}, self.id))
         return self
 
-    def event(self, method: str, data: Any, ns: Sequence[str] = (), **extra: Any) -> Wire:
-        self.seq += 1
+    def event(self, method: str, data: Any, ns: Sequence[str] = (), *, seq: Any = _NEXT, **extra: Any) -> Wire:
+        """A protocol event; its ``seq`` is the next one unless given (``None`` leaves it out)."""
+        if seq is _NEXT:
+            self.seq += 1
+            seq = self.seq
         params = {"namespace": list(ns), "timestamp": self.seq, "data": data, **extra}
-        envelope = {"type": "event", "method": method, "params": params, "seq": self.seq}
+        envelope: dict[str, Any] = {"type": "event", "method": method, "params": params}
+        if seq is not None:
+            envelope["seq"] = seq
         name = method if not ns else f"{method}|{'|'.join(ns)}"
         self.frames.append(sse(name, envelope, self.id))
         return self
@@ -139,9 +156,15 @@ def wire_bytes(frames: Sequence[Frame]) -> bytes:
     return b"".join(f.raw for f in frames)
 
 
+def through(frames: Sequence[Frame], count: int) -> int:
+    """The byte offset right after the first ``count`` frames."""
+    return len(wire_bytes(frames[:count]))
+
+
 # --- the server -------------------------------------------------------------------------
 
 Cut = Callable[[list[Frame]], int | None]
+EVERYTHING = 1 << 30
 
 
 @dataclass
@@ -151,15 +174,26 @@ class Conn:
     Attributes:
         answer: Answer the ``OpenStream`` with this instead of the stream.
         cut: Byte offset (or a function of the frames this connection
-            replays) at which the transport breaks mid-body.
-        close: Byte offset at which the server ends the body cleanly.
+            serves) at which the transport breaks mid-body.
+        close: Byte offset (or a function of the frames) at which the body
+            ends cleanly, early.
+        live: How many new frames the run produces while this connection is
+            open (all the rest when ``None``); the body ends after them.
+        twice: The first frame produced while the connection switches from
+            its replay to live is sent twice, at the end of the replay and as
+            the first live frame, as the server may do.
+        ahead: How many frames the run produces after this connection ends,
+            before the next action (``EVERYTHING``: the run finishes).
         chunks: Chunk sizes to serve the body in, cycled.
         fail_with: What the break looks like.
     """
 
     answer: Response | Broken | None = None
     cut: int | Cut | None = None
-    close: int | None = None
+    close: int | Cut | None = None
+    live: int | None = None
+    twice: bool = False
+    ahead: int = 0
     chunks: Sequence[int] = (4096,)
     fail_with: Broken = field(default_factory=lambda: Broken(httpx.RemoteProtocolError("incomplete chunked read")))
 
@@ -179,9 +213,11 @@ class FakeServer:
     """Answers a RunDriver's actions; records what it was asked.
 
     Args:
-        frames: The run's stored frames, in order.
+        frames: Every frame the run produces, in order.
         connections: One ``Conn`` per stream connection; ``then`` serves the rest.
         rest: Answers per ``(method, path)``, consumed in order (the last one repeats).
+        produced: How many frames the run has produced before the first
+            connection (``EVERYTHING``: it finished before the stream was opened).
     """
 
     def __init__(
@@ -193,32 +229,52 @@ class FakeServer:
         then: Conn | None = None,
         clock: Clock | None = None,
         connect_time: float = 0.0,
+        produced: int = 0,
     ) -> None:
         self.frames = list(frames)
         self.connections = list(connections)
         self.then = then or Conn()
         self.rest: dict[tuple[str, str], list[Answer]] = {
             ("POST", f"{THREAD}/runs"): [Response(200, {"run_id": RID, "thread_id": TID, "status": "pending"})],
-            ("GET", RUN): [Response(200, {"run_id": RID, "status": "success"})],
         }
         for key, value in (rest or {}).items():
             self.rest[key] = list(value) if isinstance(value, list) else [value]
         self.clock = clock
         self.connect_time = connect_time
+        self.produced = min(produced, len(self.frames))
+        # The highest index of a frame any byte of which was sent (-1: none yet).
+        self.touched = -1
         self.actions: list[Any] = []
         self.requests: list[Request] = []
         self.opened: list[OpenStream] = []
         self.slept: list[float] = []
+        # Per connection: the run index of every frame it serves, and the
+        # highest index touched before it opened.
+        self.served: list[list[int]] = []
+        self.touched_before = -1
+        self._conn: Conn | None = None
         self._body: bytes | None = None
+        self._starts: list[tuple[int, int]] = []  # (byte offset, run index) of each frame of the body
         self._pos = 0
         self._end = 0
         self._end_with: Any = b""
-        self._chunks: Sequence[int] = ()
         self._chunk_index = 0
 
-    def replay(self, last_event_id: str) -> list[Frame]:
-        """The server's rule; frames with no id are not stored, so always (re)sent."""
-        return [f for f in self.frames if f.id is None or last_event_id == "-1" or f.id > last_event_id]
+    @property
+    def finished(self) -> bool:
+        return self.produced >= len(self.frames)
+
+    def record(self) -> Response:
+        """The run record, as the server keeps it."""
+        return Response(200, {"run_id": RID, "status": "success" if self.finished else "running"})
+
+    def replay(self, last_event_id: str) -> list[int]:
+        """The server's rule, over what the run has produced; frames with no id are not stored."""
+        return [
+            i
+            for i, f in enumerate(self.frames[: self.produced])
+            if f.id is not None and (last_event_id == "-1" or f.id > last_event_id)
+        ]
 
     def answer(self, action: Any) -> Any:
         self.actions.append(action)
@@ -231,6 +287,8 @@ class FakeServer:
         if isinstance(action, Request):
             self.requests.append(action)
             answers = self.rest.get((action.method, action.path))
+            if answers is None and (action.method, action.path) == ("GET", RUN):
+                return self.record()
             if not answers:
                 return Response(404, {"detail": "Not Found"})
             return answers.pop(0) if len(answers) > 1 else answers[0]
@@ -241,38 +299,75 @@ class FakeServer:
         raise AssertionError(f"unexpected action {action!r}")
 
     def _open(self, action: OpenStream) -> Any:
+        assert action.path == STREAM
         self.opened.append(action)
         if self.clock is not None:
             self.clock.now += self.connect_time
         conn = self.connections.pop(0) if self.connections else self.then
+        self._conn = conn
         if conn.answer is not None:
             self._body = None
+            self._produce(conn.ahead)
             return conn.answer
-        frames = self.replay(action.last_event_id)
-        body = wire_bytes(frames)
-        cut = conn.cut(frames) if callable(conn.cut) else conn.cut
-        self._body, self._pos, self._end = body, 0, len(body)
-        self._end_with = b""
-        if conn.close is not None and conn.close < self._end:
-            self._end = conn.close
+        self.touched_before = self.touched
+        indices = self.replay(action.last_event_id)
+        stop = len(self.frames) if conn.live is None else min(len(self.frames), self.produced + conn.live)
+        live = list(range(self.produced, stop))
+        if conn.twice and live:
+            # Stored while the connection switched to live: in the replay, and live too.
+            indices.append(live[0])
+            self.produced = live[0] + 1
+        indices += live
+        served = [self.frames[i] for i in indices]
+        self.served.append(indices)
+        offsets = [len(wire_bytes(served[:k])) for k in range(len(served))]
+        self._starts = list(zip(offsets, indices))
+        body = wire_bytes(served)
+        cut = conn.cut(served) if callable(conn.cut) else conn.cut
+        close = conn.close(served) if callable(conn.close) else conn.close
+        self._body, self._pos, self._end, self._end_with = body, 0, len(body), b""
+        if close is not None and close < self._end:
+            self._end = close
         if cut is not None and cut < self._end:
             self._end, self._end_with = cut, conn.fail_with
-        self._chunks, self._chunk_index = conn.chunks, 0
+        self._chunk_index = 0
         return Response(200, None, SSE)
 
+    def _produce(self, count: int) -> None:
+        self.produced = min(len(self.frames), self.produced + count)
+
     def _receive(self) -> Any:
-        assert self._body is not None, "Receive without an open stream"
+        assert self._body is not None and self._conn is not None, "Receive without an open stream"
         if self._pos >= self._end:
             end, self._body = self._end_with, None
+            self._produce(self._conn.ahead)
             return end
-        size = self._chunks[self._chunk_index % len(self._chunks)]
+        chunks = self._conn.chunks
+        size = chunks[self._chunk_index % len(chunks)]
         self._chunk_index += 1
         chunk = self._body[self._pos : min(self._pos + size, self._end)]
         self._pos += len(chunk)
+        for start, index in self._starts:
+            if start < self._pos:
+                # Sent, so produced (and stored) by now.
+                self.touched = max(self.touched, index)
+                self.produced = max(self.produced, index + 1)
         return chunk
 
     def asked(self, method: str, path: str) -> list[Request]:
         return [r for r in self.requests if r.method == method and r.path == path]
+
+    def trail(self) -> list[tuple[str, Any]]:
+        """Every action but reads, compactly: ("POST", path), ("open", Last-Event-ID), ("sleep", s)."""
+        out: list[tuple[str, Any]] = []
+        for action in self.actions:
+            if isinstance(action, Request):
+                out.append((action.method, action.path))
+            elif isinstance(action, OpenStream):
+                out.append(("open", action.last_event_id))
+            elif isinstance(action, Sleep):
+                out.append(("sleep", action.seconds))
+        return out
 
 
 # --- driving ----------------------------------------------------------------------------------
@@ -311,11 +406,11 @@ def drive(driver: RunDriver, server: FakeServer, *, limit: int = 100_000) -> Out
     raise AssertionError("the driver did not finish")
 
 
-def run(server: FakeServer, clock: Clock | None = None, **kwargs: Any) -> tuple[RunDriver, Outcome]:
+def run(server: FakeServer, clock: Clock | None = None, *, limit: int = 100_000, **kwargs: Any) -> tuple[RunDriver, Outcome]:
     clock = clock or server.clock or Clock()
     server.clock = clock
     driver = make_driver(clock, **kwargs)
-    return driver, drive(driver, server)
+    return driver, drive(driver, server, limit=limit)
 
 
 def cleanup(driver: RunDriver, server: FakeServer) -> list[Any]:
@@ -343,11 +438,17 @@ def kinds(parts: Sequence[dict[str, Any]]) -> list[tuple[str, tuple[str, ...]]]:
     return [(p["type"], p["ns"]) for p in parts]
 
 
+START = ("POST", f"{THREAD}/runs")
+VERDICT = ("GET", RUN)
+CANCEL = Request("POST", f"{RUN}/cancel", params={"wait": "false", "action": "interrupt"})
+
+
 # --- how runs end -------------------------------------------------------------------------------
 
 
 def test_a_completed_run() -> None:
-    server = FakeServer(completed_run(), [Conn(chunks=(37,))])
+    frames = completed_run()
+    server = FakeServer(frames, [Conn(chunks=(37,))])
     driver, out = run(server)
     assert out.error is None
     assert driver.status is RunStatus.COMPLETED and driver.state.error is None and driver.run_id == RID
@@ -364,25 +465,36 @@ def test_a_completed_run() -> None:
         ("values", ()),
     ]
     assert out.parts[-1]["data"] == {"x": 2, "answer": "héllo 中文 😀 — ok"}
-    assert out.parts == reference_parts(completed_run())
-    # start, follow from the beginning, then ask the server how the run ended
+    assert out.parts == reference_parts(frames)
     start = server.requests[0]
-    assert (start.method, start.path) == ("POST", f"{THREAD}/runs")
     assert start.json["stream_resumable"] is True and start.json["input"] == {"x": 1}
-    assert server.opened == [OpenStream(STREAM, "-1")]
-    assert server.actions[-1] == Request("GET", RUN)
-    assert not server.slept
+    # Start, follow from the beginning to the close, reopen from the id before
+    # the newest to confirm (the replay brings nothing new), then ask the server
+    # how the run ended; a clean close costs no sleep.
+    assert server.trail() == [START, ("open", "-1"), ("open", frames[-2].id), VERDICT]
+    assert frames[-2].id != frames[-1].id
+    assert server.served[1] == [len(frames) - 1]  # the confirming replay: the newest millisecond again
+
+
+def test_a_run_that_finished_before_the_stream_was_opened() -> None:
+    frames = completed_run()
+    server = FakeServer(frames, produced=EVERYTHING)
+    driver, out = run(server)
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+    assert out.parts == reference_parts(frames)
+    assert server.trail() == [START, ("open", "-1"), ("open", frames[-2].id), VERDICT]
 
 
 def test_a_paused_run_ends_interrupted_with_its_interrupts() -> None:
-    server = FakeServer(paused_run())
+    frames = paused_run()
+    server = FakeServer(frames)
     driver, out = run(server)
     assert out.error is None
     assert driver.status is RunStatus.INTERRUPTED
     assert driver.interrupts == [Interrupt(value={"question": "approve?"}, id="b8fe")]
     assert out.parts[1]["data"] == {"__interrupt__": (Interrupt(value={"question": "approve?"}, id="b8fe"),)}
     assert out.parts[2]["interrupts"] == (Interrupt(value={"question": "approve?"}, id="b8fe"),)
-    assert server.actions[-1] == Request("GET", RUN)
+    assert server.trail() == [START, ("open", "-1"), ("open", frames[0].id), VERDICT]
 
 
 def test_a_run_paused_in_a_subgraph_closes_the_subgraph_at_the_end() -> None:
@@ -410,7 +522,8 @@ def test_a_failed_run_raises_the_exception_the_node_raised() -> None:
     assert type(error).__name__ == "Boom" and str(error) == "kaboom from node"
     assert driver.status is RunStatus.FAILED and driver.state.error is error
     assert kinds(out.parts) == [("values", ())]
-    assert [(r.method, r.path) for r in server.requests] == [("POST", f"{THREAD}/runs"), ("GET", RUN), ("GET", f"{THREAD}/state")]
+    # The error event is the end: no confirming connection.
+    assert server.trail() == [START, ("open", "-1"), VERDICT, ("GET", f"{THREAD}/state")]
 
 
 def test_a_failed_run_whose_state_is_unreadable_raises_what_the_error_event_said() -> None:
@@ -434,6 +547,7 @@ def test_a_run_that_failed_without_an_error_event_reads_its_error_from_the_state
     driver, out = run(server)
     assert type(out.error).__name__ == "Boom" and str(out.error) == "kaboom from node"
     assert driver.status is RunStatus.FAILED
+    assert server.trail() == [START, ("open", "-1"), ("open", "-1"), VERDICT, ("GET", f"{THREAD}/state")]
 
 
 def test_a_deleted_run_was_cancelled() -> None:
@@ -446,6 +560,7 @@ def test_a_deleted_run_was_cancelled() -> None:
     assert driver.status is RunStatus.CANCELLED and driver.state.error is None
     assert kinds(out.parts) == [("values", ())]
     assert server.actions[-1] == Request("GET", RUN)
+    assert cleanup(driver, server) == []
 
 
 def test_a_run_cancelled_on_the_server_was_cancelled() -> None:
@@ -495,27 +610,134 @@ def test_a_start_that_cannot_reach_the_server(broken: Broken, error_type: type[E
     assert type(out.error) is error_type and "starting the run" in str(out.error)
     assert driver.status is RunStatus.FAILED and driver.state.error is out.error
     assert not server.opened
+    assert cleanup(driver, server) == []
+
+
+# --- delivered once: the protocol seq ------------------------------------------------------------------
+
+
+def test_events_are_delivered_once_by_their_seq() -> None:
+    w = Wire().metadata()
+    w.event("updates", {"n": {"i": 1}})  # seq 1
+    w.event("updates", {"n": {"i": "no seq"}}, seq=None)  # passes through
+    w.event("updates", {"n": {"i": "text seq"}}, seq="9")  # not an int seq: passes through
+    w.tick().event("updates", {"n": {"i": 2}}, seq=2)
+    w.event("updates", {"n": {"i": "2 again"}}, seq=2)  # dropped: not after the last seq delivered
+    w.event("updates", {"n": {"i": "1 again"}}, seq=1)  # dropped
+    w.event("updates", {"n": {"i": 3}}, seq=3)
+    w.tick().event("updates", {"n": {"i": 5}}, seq=5)
+    w.event("updates", {"n": {"i": 4}}, seq=4)  # dropped: older than 5
+    server = FakeServer(w.frames)
+    driver, out = run(server)
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+    assert [p["data"]["n"]["i"] for p in out.parts] == [1, "no seq", "text seq", 2, 3, 5]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="run.py _follow counts every event without an int seq as new, so a confirming connection that replays "
+    "seq-less events is never 'nothing new': the driver reopens the stream forever, with no Sleep and no "
+    "reconnect budget (retry.progress() on each), delivering the replayed events again each time",
+)
+def test_a_run_whose_last_events_carry_no_seq_still_ends() -> None:
+    w = Wire().metadata().event("values", {"x": 1}, interrupts=[])
+    w.tick().event("updates", {"n": {"i": 1}}, seq=None)
+    w.event("values", {"x": 2}, seq=None, interrupts=[])
+    server = FakeServer(w.frames)
+    driver, out = run(server, limit=5_000)
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+    assert len(server.opened) <= 3
+
+
+def test_metadata_frames_make_no_parts() -> None:
+    envelope = {"type": "event", "method": "values", "params": {"namespace": [], "data": {"x": 0}}, "seq": 7}
+    w = Wire().metadata(envelope).event("values", {"x": 1}, interrupts=[])
+    w.tick().metadata().event("values", {"x": 2}, interrupts=[])
+    server = FakeServer(w.frames)
+    driver, out = run(server)
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+    # The metadata frame's seq 7 was not taken either: seq 1 and 2 still count.
+    assert [p["data"] for p in out.parts] == [{"x": 1}, {"x": 2}]
+
+
+@pytest.mark.parametrize("after", range(1, len(completed_run())))
+def test_a_frame_sent_twice_on_a_reconnect_is_delivered_once(after: int) -> None:
+    frames = completed_run()
+    # Cut after ``after`` frames; the next connection gets the frame published
+    # while it switched from replay to live both ways.
+    server = FakeServer(frames, [Conn(cut=through(frames, after)), Conn(twice=True)])
+    driver, out = run(server)
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+    assert out.parts == reference_parts(frames)
+    second = server.served[1]
+    assert second.count(after) == 2 and len(set(second)) == len(second) - 1
+
+
+def test_a_frame_sent_twice_on_a_confirming_connection_is_delivered_once() -> None:
+    frames = completed_run()
+    # The server closes after four frames while the run goes on; the
+    # confirming connection repeats the frame published at its switch to live.
+    server = FakeServer(frames, [Conn(live=4), Conn(twice=True)])
+    driver, out = run(server)
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+    assert out.parts == reference_parts(frames)
+    assert server.served[1].count(4) == 2
+    assert server.trail() == [START, ("open", "-1"), ("open", frames[0].id), ("open", frames[-2].id), VERDICT]
 
 
 # --- lost connections -------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("ahead", [0, EVERYTHING], ids=["waits", "finishes-meanwhile"])
 @pytest.mark.parametrize(
     ("make", "status"),
     [(completed_run, RunStatus.COMPLETED), (paused_in_subgraph_run, RunStatus.INTERRUPTED)],
     ids=["completed", "paused"],
 )
-def test_a_cut_at_every_byte_offset_delivers_every_part_once(make: Callable[[], list[Frame]], status: RunStatus) -> None:
+def test_a_cut_at_every_byte_offset_delivers_every_part_once(
+    make: Callable[[], list[Frame]], status: RunStatus, ahead: int
+) -> None:
     frames = make()
     expected = reference_parts(frames, interrupted=status is RunStatus.INTERRUPTED)
     total = len(wire_bytes(frames))
     for offset in range(total):
-        server = FakeServer(frames, [Conn(cut=offset, chunks=(61,))])
+        server = FakeServer(frames, [Conn(cut=offset, chunks=(61,), ahead=ahead)])
         driver, out = run(server)
         assert out.error is None, f"cut at byte {offset}"
         assert out.parts == expected, f"cut at byte {offset}"
         assert driver.status is status
-        assert len(server.opened) == 2
+        # The break, one backoff, the rest, then the confirming connection and the verdict.
+        trail = server.trail()
+        assert [kind for kind, _ in trail] == ["POST", "open", "sleep", "open", "open", "GET"], f"cut at byte {offset}"
+        assert server.slept == [0.05]
+
+
+@pytest.mark.parametrize("ahead", [0, EVERYTHING], ids=["goes-on", "finished"])
+@pytest.mark.parametrize(
+    ("make", "status"),
+    [(completed_run, RunStatus.COMPLETED), (paused_in_subgraph_run, RunStatus.INTERRUPTED)],
+    ids=["completed", "paused"],
+)
+def test_a_clean_close_at_every_byte_offset_delivers_every_part_once(
+    make: Callable[[], list[Frame]], status: RunStatus, ahead: int
+) -> None:
+    # A proxy passes a cut on as a normal end of body (or a restart closes the
+    # stream); with "finished" the run has ended by the time the client asks.
+    frames = make()
+    expected = reference_parts(frames, interrupted=status is RunStatus.INTERRUPTED)
+    total = len(wire_bytes(frames))
+    for offset in range(total):
+        server = FakeServer(frames, [Conn(close=offset, chunks=(61,), ahead=ahead)])
+        driver, out = run(server)
+        assert out.error is None, f"close at byte {offset}"
+        assert out.parts == expected, f"close at byte {offset}"
+        assert driver.status is status
+        # No sleep, one verdict, asked only after a connection that brought nothing new:
+        # the second when the first had delivered everything, else the third.
+        trail = server.trail()
+        assert not server.slept and trail.count(VERDICT) == 1 and trail[-1] == VERDICT, f"close at byte {offset}"
+        assert len(server.opened) in (2, 3)
+        assert max(server.served[-1]) <= server.touched_before, f"close at byte {offset}: the last connection brought news"
 
 
 def awkward_offsets(body: bytes) -> dict[str, list[int]]:
@@ -525,25 +747,52 @@ def awkward_offsets(body: bytes) -> dict[str, list[int]]:
     return {"utf8": inside_char, "crlf": inside_crlf}
 
 
-@pytest.mark.parametrize("seed", range(25))
-def test_repeated_cuts_at_random_offsets_deliver_every_part_once_in_order(seed: int) -> None:
+@pytest.mark.parametrize("seed", range(40))
+def test_repeated_faults_at_random_offsets_deliver_every_part_once_in_order(seed: int) -> None:
     rng = random.Random(seed)
     frames = completed_run()
     expected = reference_parts(frames)
+    server: FakeServer
 
-    def cutter(replayed: list[Frame]) -> int | None:
-        body = wire_bytes(replayed)
+    def cutter(served: list[Frame]) -> int | None:
+        """A break mid-body, preferably inside a character or between CR and LF."""
+        body = wire_bytes(served)
         kind = rng.choice(["utf8", "crlf", "any"])
-        choices = awkward_offsets(body).get(kind) or list(range(len(body) + 1))
-        return rng.choice(choices)
+        choices = awkward_offsets(body).get(kind) or list(range(len(body)))
+        return rng.choice(choices) if choices else None
 
-    connections = [Conn(cut=cutter, chunks=[rng.randint(1, 97) for _ in range(5)]) for _ in range(rng.randint(3, 8))]
+    def closer(served: list[Frame]) -> int | None:
+        """A clean end passed on by a proxy, once this connection has brought a
+        frame no earlier one had touched (two such ends in a row with nothing new
+        between are indistinguishable from the run's end)."""
+        indices = server.served[-1]
+        fresh = [k for k, index in enumerate(indices) if index > server.touched_before]
+        if not fresh:
+            return None
+        after_first_new = through(served, fresh[0] + 1)
+        return rng.randint(after_first_new, len(wire_bytes(served)))
+
+    connections = []
+    for _ in range(rng.randint(3, 10)):
+        fault = rng.choice(["cut", "close", "none"])
+        connections.append(
+            Conn(
+                cut=cutter if fault == "cut" else None,
+                close=closer if fault == "close" else None,
+                # Never 0: a connection closed with nothing new would be a verdict.
+                live=rng.choice([None, rng.randint(1, 4)]),
+                twice=rng.random() < 0.3,
+                ahead=rng.choice([0, rng.randint(1, 4), EVERYTHING]),
+                chunks=[rng.randint(1, 97) for _ in range(5)],
+            )
+        )
     server = FakeServer(frames, connections, then=Conn(chunks=(rng.randint(1, 50),)))
     driver, out = run(server)
-    assert out.error is None
+    assert out.error is None, out.error
     assert out.parts == expected
     assert driver.status is RunStatus.COMPLETED
-    assert len(server.opened) == len(connections) + 1
+    trail = server.trail()
+    assert trail[-1] == VERDICT and trail[-2][0] == "open"
     # Every reconnect resumes at or after where the previous one did.
     ids = [o.last_event_id for o in server.opened]
     assert ids == sorted(ids)
@@ -563,10 +812,10 @@ def test_a_cut_between_cr_and_lf_at_a_frame_end() -> None:
 
 def test_the_resume_point_and_the_replay_with_repeated_ids() -> None:
     frames = completed_run()  # ids: 2 x A, 3 x B, 3 x C, ...
-    cut = sum(len(f.raw) for f in frames[:4])  # A, A, B, B delivered
-    server = FakeServer(frames, [Conn(cut=cut)])
+    server = FakeServer(frames, [Conn(cut=through(frames, 4))])  # A, A, B, B delivered
     _, out = run(server)
     assert server.opened[1].last_event_id == frames[0].id  # the id before the newest
+    assert server.served[1][:2] == [2, 3]  # the frames of B replayed, dropped by their seq
     assert out.parts == reference_parts(frames)
 
 
@@ -578,47 +827,112 @@ def test_unique_ids_resume_too() -> None:
         unique = f"{1796018881846 + i}-0"
         frames.append(Frame(unique, f.raw.replace(f"id: {f.id}".encode(), f"id: {unique}".encode())))
     assert len({f.id for f in frames}) == len(frames)
-    server = FakeServer(frames, [Conn(cut=sum(len(f.raw) for f in frames[:5]) + 3), Conn(cut=50)])
+    server = FakeServer(frames, [Conn(cut=through(frames, 5) + 3), Conn(cut=50)])
     driver, out = run(server)
     assert out.parts == reference_parts(frames) and driver.status is RunStatus.COMPLETED
-    assert [o.last_event_id for o in server.opened] == ["-1", frames[3].id, frames[3].id]
+    assert [o.last_event_id for o in server.opened] == ["-1", frames[3].id, frames[3].id, frames[-2].id]
+    assert server.served[1][0] == 4 and server.served[3] == [len(frames) - 1]  # one replayed frame each
 
 
 def test_a_clean_early_close_while_the_run_goes_on_reconnects() -> None:
     frames = completed_run()
-    close = sum(len(f.raw) for f in frames[:3])
-    server = FakeServer(
-        frames,
-        [Conn(close=close)],
-        rest={("GET", RUN): [Response(200, {"status": "running"}), Response(200, {"status": "success"})]},
-    )
+    # The server closes after three frames while the run goes on; the
+    # confirming connection closes too with nothing new (the run is in a
+    # silent node), so the record is asked: running, so back off and reopen.
+    server = FakeServer(frames, [Conn(live=3), Conn(live=0)])
     driver, out = run(server)
     assert out.error is None and driver.status is RunStatus.COMPLETED
     assert out.parts == reference_parts(frames)
-    assert len(server.asked("GET", RUN)) == 2 and len(server.opened) == 2 and len(server.slept) == 1
-    assert server.opened[1].last_event_id == frames[0].id
+    assert server.trail() == [
+        START,
+        ("open", "-1"),
+        ("open", frames[0].id),
+        VERDICT,
+        ("sleep", 0.05),
+        ("open", frames[0].id),
+        ("open", frames[-2].id),
+        VERDICT,
+    ]
+
+
+def test_a_clean_close_mid_stream_of_a_finished_run_does_not_lose_the_tail() -> None:
+    frames = completed_run()
+    # A proxy passes a cut on as a normal end; the run has finished meanwhile,
+    # so the record already says success.
+    server = FakeServer(frames, [Conn(close=through(frames, 3), ahead=EVERYTHING)])
+    driver, out = run(server)
+    assert driver.status is RunStatus.COMPLETED
+    assert out.parts == reference_parts(frames)
+    # The confirming connection brought the tail, so it is confirmed again; no sleep.
+    assert server.trail() == [START, ("open", "-1"), ("open", frames[0].id), ("open", frames[-2].id), VERDICT]
+
+
+def test_a_confirming_connection_that_brings_new_events_is_followed_and_confirmed_again() -> None:
+    frames = completed_run()
+    # Each connection ends cleanly after two new frames while the run goes on.
+    server = FakeServer(frames, then=Conn(live=2))
+    driver, out = run(server)
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+    assert out.parts == reference_parts(frames)
+    assert not server.slept and server.trail().count(VERDICT) == 1
+    # Ceil(n/2) connections bring the run, one more confirms it.
+    assert len(server.opened) == (len(frames) + 1) // 2 + 1
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="run.py _ended trusts a clean end of body: when the server's record is already terminal it ends the "
-    "run without reading the frames after the close; a close-delimited cut (a proxy) silently loses the tail",
+    reason="run.py _follow/_ended: the confirming connection is read before the run record, so when the "
+    "connection is closed cleanly with nothing new while the run is still going (a proxy, a restart) and the "
+    "run then finishes before the GET, the record says success and the run ends without the tail the run "
+    "produced in between",
 )
-def test_a_clean_close_mid_stream_of_a_finished_run_does_not_lose_the_tail() -> None:
+def test_a_run_that_ends_between_a_quiet_confirming_close_and_the_verdict_loses_nothing() -> None:
     frames = completed_run()
-    server = FakeServer(frames, [Conn(close=sum(len(f.raw) for f in frames[:3]))])
+    # Three frames, a clean close while the run goes on; the confirming
+    # connection is closed too before anything new, and the run finishes meanwhile.
+    server = FakeServer(frames, [Conn(live=3), Conn(live=0, ahead=EVERYTHING)])
     driver, out = run(server)
     assert driver.status is RunStatus.COMPLETED
     assert out.parts == reference_parts(frames)
 
 
 def test_a_broken_run_record_read_is_retried() -> None:
+    frames = completed_run()
     record: list[Answer] = [Broken(httpx.ReadError("reset")), Response(200, {"status": "success"})]
-    server = FakeServer(completed_run(), rest={("GET", RUN): record})
+    server = FakeServer(frames, rest={("GET", RUN): record})
     driver, out = run(server)
     assert out.error is None and driver.status is RunStatus.COMPLETED
-    assert out.parts == reference_parts(completed_run())
-    assert len(server.opened) == 2 and len(server.slept) == 1
+    assert out.parts == reference_parts(frames)
+    last = frames[-2].id
+    assert server.trail() == [START, ("open", "-1"), ("open", last), VERDICT, ("sleep", 0.05), ("open", last), VERDICT]
+
+
+@pytest.mark.parametrize("status", [502, 503, 504])
+def test_a_gateway_error_opening_the_stream_is_retried_with_backoff(status: int) -> None:
+    frames = completed_run()
+    unavailable = Conn(answer=Response(status, {"detail": "upstream unavailable"}))
+    server = FakeServer(frames, [unavailable, unavailable, Conn(cut=through(frames, 4)), unavailable])
+    driver, out = run(server)
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+    assert out.parts == reference_parts(frames)
+    # Backoff doubles over the failures, and starts again after a new event.
+    assert server.slept == pytest.approx([0.05, 0.1, 0.05, 0.1])
+    assert [o.last_event_id for o in server.opened] == ["-1", "-1", "-1", frames[0].id, frames[0].id, frames[-2].id]
+
+
+def test_a_stream_that_stays_unavailable_is_given_up_after_the_reconnect_budget() -> None:
+    clock = Clock()
+    server = FakeServer(
+        completed_run(),
+        rest={("POST", f"{RUN}/cancel"): Response(202, None)},
+        then=Conn(answer=Response(503, {"detail": "Service Unavailable"})),
+        clock=clock,
+    )
+    driver, out = run(server, clock, reconnect=2.0)
+    assert type(out.error) is RemoteConnectionError and "Timeouts.reconnect" in str(out.error)
+    assert clock.now == pytest.approx(2.0) and len(server.slept) > 3
+    assert driver.status is RunStatus.FAILED and out.parts == []
+    assert cleanup(driver, server) == [CANCEL] and driver.status is RunStatus.FAILED
 
 
 def test_a_server_that_keeps_failing_is_given_up_after_the_reconnect_budget() -> None:
@@ -627,7 +941,7 @@ def test_a_server_that_keeps_failing_is_given_up_after_the_reconnect_budget() ->
     refused = Conn(answer=Broken(httpx.ConnectError("connection refused")))
     server = FakeServer(
         frames,
-        [Conn(cut=sum(len(f.raw) for f in frames[:4]))],
+        [Conn(cut=through(frames, 4))],
         rest={("POST", f"{RUN}/cancel"): Response(202, None)},
         then=refused,
         clock=clock,
@@ -644,8 +958,8 @@ def test_a_server_that_keeps_failing_is_given_up_after_the_reconnect_budget() ->
     assert kinds(out.parts) == kinds(reference_parts(frames[:4]))
     # The run may still be going on the server: the cleanup cancels it, and FAILED stays.
     actions = cleanup(driver, server)
-    assert actions == [Request("POST", f"{RUN}/cancel", params={"wait": "false", "action": "interrupt"})]
-    assert driver.status is RunStatus.FAILED
+    assert actions == [CANCEL]
+    assert driver.status is RunStatus.FAILED and driver.state.error is error
 
 
 def test_read_timeouts_that_never_end_give_up_with_a_timeout_error() -> None:
@@ -659,11 +973,17 @@ def test_read_timeouts_that_never_end_give_up_with_a_timeout_error() -> None:
 
 def test_a_server_that_keeps_closing_early_is_given_up_too() -> None:
     clock = Clock()
-    server = FakeServer(completed_run()[:2], rest={("GET", RUN): Response(200, {"status": "running"})}, clock=clock)
+    server = FakeServer(
+        completed_run()[:2],
+        rest={("GET", RUN): Response(200, {"status": "running"}), ("POST", f"{RUN}/cancel"): Response(202, None)},
+        clock=clock,
+    )
     driver, out = run(server, clock, reconnect=2.0)
     assert type(out.error) is RemoteConnectionError and "kept closing" in str(out.error)
     assert driver.status is RunStatus.FAILED
     assert len(out.parts) == 1  # the replays on later connections were dropped
+    assert clock.now == pytest.approx(2.0)
+    assert cleanup(driver, server) == [CANCEL]
 
 
 def test_every_new_event_renews_the_reconnect_budget() -> None:
@@ -671,21 +991,21 @@ def test_every_new_event_renews_the_reconnect_budget() -> None:
     clock = Clock()
     refused = Conn(answer=Broken(httpx.ConnectError("connection refused")))
 
-    def through(index: int) -> Cut:
+    def after(index: int) -> Cut:
         """Break right after the frame at ``index`` of the run."""
 
-        def cut(replayed: list[Frame]) -> int:
-            first = len(frames) - len(replayed)  # the replay is a suffix of the run
-            return len(wire_bytes(replayed[: index - first + 1]))
+        def cut(served: list[Frame]) -> int:
+            first = len(frames) - len(served)  # what a connection serves is a suffix of the run
+            return through(served, index - first + 1)
 
         return cut
 
-    connections: list[Conn] = [Conn(cut=through(0))]
+    connections: list[Conn] = [Conn(cut=after(0))]
     for index in range(1, len(frames)):
         # Two refused attempts (each costs a second of connect time), then one
         # more frame before the next break: long past the budget in all, never
         # that long without a new event.
-        connections += [refused, refused, Conn(cut=through(index))]
+        connections += [refused, refused, Conn(cut=after(index))]
     server = FakeServer(frames, connections, clock=clock, connect_time=1.0)
     driver, out = run(server, clock, reconnect=3.5)
     assert out.error is None, out.error
@@ -714,27 +1034,60 @@ def test_an_event_that_is_not_json_is_a_protocol_error() -> None:
     assert kinds(out.parts) == [("values", ())]
 
 
-def test_a_stream_refused_with_an_error_status_fails_with_its_reason() -> None:
-    server = FakeServer(completed_run(), [Conn(answer=Response(403, {"detail": "Forbidden"}))])
+@pytest.mark.parametrize("status", [400, 403, 404, 409, 500])
+def test_a_stream_refused_with_an_error_status_fails_with_its_reason(status: int) -> None:
+    server = FakeServer(completed_run(), [Conn(answer=Response(status, {"detail": f"refused: {status}"}))])
     driver, out = run(server)
-    assert isinstance(out.error, RemoteCommandError) and "Forbidden" in str(out.error) and out.error.status == 403
+    assert isinstance(out.error, RemoteCommandError) and f"refused: {status}" in str(out.error) and out.error.status == status
     assert driver.status is RunStatus.FAILED
+    assert len(server.opened) == 1 and not server.slept
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="run.py _orphaned is only set when the reconnect budget runs out; a protocol error after the start "
-    "(_follow/_event -> _fail) leaves the run going on the server and the cleanup sends no cancel",
+def orphaning_failure(kind: str) -> tuple[FakeServer, type[Exception]]:
+    """A server on which a started run fails without the server's verdict."""
+    cancel = {("POST", f"{RUN}/cancel"): Response(202, None)}
+    frames = completed_run()
+    if kind == "html":
+        return FakeServer(frames, [Conn(answer=Response(200, "<html></html>", "text/html"))], cancel), RemoteProtocolError
+    if kind == "not-json":
+        return FakeServer(Wire().metadata().raw("values", "{not json").frames, rest=cancel), RemoteProtocolError
+    if kind == "stream-refused":
+        return FakeServer(frames, [Conn(answer=Response(403, {"detail": "Forbidden"}))], cancel), RemoteCommandError
+    if kind == "record-refused":
+        return FakeServer(frames, rest={**cancel, ("GET", RUN): Response(500, {"detail": "db down"})}), RemoteCommandError
+    assert kind == "budget"
+    refused = Conn(answer=Broken(httpx.ConnectError("connection refused")))
+    return FakeServer(frames, [Conn(cut=through(frames, 2))], cancel, then=refused), RemoteConnectionError
+
+
+@pytest.mark.parametrize("kind", ["html", "not-json", "stream-refused", "record-refused", "budget"])
+def test_a_run_given_up_without_the_servers_verdict_is_cancelled_by_the_cleanup(kind: str) -> None:
+    server, error_type = orphaning_failure(kind)
+    driver, out = run(server, reconnect=1.0)
+    assert type(out.error) is error_type and driver.status is RunStatus.FAILED
+    assert cleanup(driver, server) == [CANCEL]
+    # The cancel was accepted, but how the run failed for the caller stays.
+    assert driver.status is RunStatus.FAILED and driver.state.error is out.error
+
+
+@pytest.mark.parametrize(
+    ("frames", "record"),
+    [(failed_run(), "error"), (failed_run()[:-1], "error"), (failed_run(), "timeout"), (failed_run()[:-1], "timeout")],
+    ids=["error-event", "error-record", "timeout-event", "timeout-record"],
 )
-@pytest.mark.parametrize("answer", ["html", "not-json"])
-def test_a_run_given_up_on_a_protocol_error_is_cancelled_by_the_cleanup(answer: str) -> None:
-    if answer == "html":
-        server = FakeServer(completed_run(), [Conn(answer=Response(200, "<html></html>", "text/html"))])
-    else:
-        server = FakeServer(Wire().metadata().raw("values", "{not json").frames)
+def test_a_run_failed_by_the_servers_verdict_is_not_cancelled(frames: list[Frame], record: str) -> None:
+    server = FakeServer(
+        frames,
+        rest={
+            ("GET", RUN): Response(200, {"status": record}),
+            ("GET", f"{THREAD}/state"): Response(200, FAILED_STATE),
+            ("POST", f"{RUN}/cancel"): Response(202, None),
+        },
+    )
     driver, out = run(server)
-    assert isinstance(out.error, RemoteProtocolError) and driver.status is RunStatus.FAILED
-    assert cleanup(driver, server) == [Request("POST", f"{RUN}/cancel", params={"wait": "false", "action": "interrupt"})]
+    assert out.error is not None and driver.status is RunStatus.FAILED
+    assert cleanup(driver, server) == []
+    assert driver.state.error is out.error
 
 
 def test_heartbeats_and_other_envelopes_make_no_parts() -> None:
@@ -764,9 +1117,6 @@ def started_driver(server: FakeServer, parts: int = 2) -> RunDriver:
             reply = server.answer(step)
     assert driver.status is RunStatus.RUNNING
     return driver
-
-
-CANCEL = Request("POST", f"{RUN}/cancel", params={"wait": "false", "action": "interrupt"})
 
 
 def test_abandoning_a_running_run_cancels_it() -> None:
