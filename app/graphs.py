@@ -8,6 +8,7 @@ and a module-level compiled graph that ``langgraph.json`` points the server at.
 from __future__ import annotations
 
 import operator
+import random
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Annotated, Any
@@ -382,6 +383,91 @@ def build_agent() -> StateGraph:
     return g
 
 
+# --- ticks: many custom events, no sleep; the thread's state grows per turn -----
+
+
+class TicksState(TypedDict):
+    n: int
+    turns: Annotated[list[int], operator.add]
+
+
+def build_ticks() -> StateGraph:
+    """Writes ``n`` custom events ``{"i": i}`` as fast as it can, then appends the
+    turn's index (how many turns the thread had before) to ``turns``."""
+
+    def tick(state: TicksState) -> dict[str, Any]:
+        writer = get_stream_writer()
+        for i in range(state["n"]):
+            writer({"i": i})
+        return {"turns": [len(state.get("turns") or [])]}
+
+    g = StateGraph(TicksState)
+    g.add_node("tick", tick)
+    g.add_edge(START, "tick")
+    return g
+
+
+# --- unicode: long multi-byte text in the state and in custom events -----------
+
+# 1-, 2-, 3- and 4-byte UTF-8 characters (ASCII, accented/Cyrillic/Greek, CJK/kana, emoji/symbols).
+UNICODE_ALPHABET = "aZ éñüßЖλø中文字ア한€✓😀🎉🚀𝄞🧪👍"
+
+
+def unicode_text(size: int, seed: int) -> str:
+    """``size`` characters drawn (deterministically from ``seed``) from ``UNICODE_ALPHABET``."""
+    rng = random.Random(seed)
+    return "".join(rng.choice(UNICODE_ALPHABET) for _ in range(size))
+
+
+class UnicodeState(TypedDict):
+    size: int
+    text: str
+    pieces: Annotated[list[str], operator.add]
+
+
+def build_unicode() -> StateGraph:
+    def write(state: UnicodeState) -> dict[str, Any]:
+        writer = get_stream_writer()
+        pieces = [unicode_text(state["size"] // 10, seed) for seed in range(10)]
+        for seed, piece in enumerate(pieces):
+            writer({"seed": seed, "piece": piece})
+        return {"text": unicode_text(state["size"], 42), "pieces": pieces}
+
+    g = StateGraph(UnicodeState)
+    g.add_node("write", write)
+    g.add_edge(START, "write")
+    return g
+
+
+# --- pause_msgs: a pause in a step where a sibling adds id-less messages --------
+
+
+class PauseMsgsState(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]  # the reducer gives new messages ids
+    notes: Annotated[list[AnyMessage], operator.add]  # messages stay id-less in the state
+    answer: str
+
+
+def build_pause_msgs() -> StateGraph:
+    """``ask`` interrupts while ``say`` (same step) returns AIMessages created without ids."""
+
+    def ask(state: PauseMsgsState) -> dict[str, Any]:
+        return {"answer": str(interrupt({"question": "go on?"}))}
+
+    def say(state: PauseMsgsState) -> dict[str, Any]:
+        return {
+            "messages": [AIMessage(content="first, no id"), AIMessage(content="second, no id")],
+            "notes": [AIMessage(content="a note, no id")],
+        }
+
+    g = StateGraph(PauseMsgsState)
+    g.add_node("ask", ask)
+    g.add_node("say", say)
+    g.add_edge(START, "ask")
+    g.add_edge(START, "say")
+    return g
+
+
 BUILDERS: dict[str, Callable[[], StateGraph]] = {
     "linear": build_linear,
     "nested": build_nested,
@@ -395,6 +481,9 @@ BUILDERS: dict[str, Callable[[], StateGraph]] = {
     "parallel": build_parallel,
     "narrow": build_narrow,
     "agent": build_agent,
+    "ticks": build_ticks,
+    "unicode": build_unicode,
+    "pause_msgs": build_pause_msgs,
 }
 
 linear = build_linear().compile()
@@ -409,3 +498,6 @@ slow = build_slow().compile()
 parallel = build_parallel().compile()
 narrow = build_narrow().compile()
 agent = build_agent().compile()
+ticks = build_ticks().compile()
+unicode = build_unicode().compile()
+pause_msgs = build_pause_msgs().compile()
