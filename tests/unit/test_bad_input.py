@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -32,13 +30,14 @@ from remote_graph import (
 )
 from remote_graph._core.thread_ids import check_thread_id
 from remote_graph._guard import GUARDED
+from tests.fake_servers import SilentServer
 
 BASE = "http://remote.test"
 INPUT = {"x": 1, "log": []}
 THREAD = "6f1c5a2e-8d9b-4e7a-9c3d-2b1a0f4e5d6c"
 
 
-def on_thread(thread_id: Any = THREAD, **extra: Any) -> dict[str, Any]:
+def on_thread(thread_id: Any = THREAD, **extra: Any) -> Any:
     return {"configurable": {"thread_id": thread_id, **extra}}
 
 
@@ -129,46 +128,6 @@ def nothing_sent() -> Iterator[MockServer]:
     server = MockServer(_refuse)
     yield server
     assert server.requests == []
-
-
-class SilentServer:
-    """Accepts connections and never answers; checks on stop that the client hung up on each."""
-
-    def __init__(self) -> None:
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self._listener.settimeout(0.2)
-        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
-        self.accepted: list[socket.socket] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._accept, daemon=True)
-        self._thread.start()
-
-    def _accept(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            self.accepted.append(conn)
-
-    def stop(self) -> list[int]:
-        """Stop; return the ports of accepted connections the client left open."""
-        self._stop.set()
-        self._thread.join(timeout=5)
-        self._listener.close()
-        left_open = []
-        for conn in self.accepted:
-            conn.settimeout(2)
-            try:
-                while conn.recv(65536):  # the request bytes, then EOF once the client closed
-                    pass
-            except (TimeoutError, OSError):
-                left_open.append(conn.getpeername()[1])
-            finally:
-                conn.close()
-        return left_open
 
 
 @pytest.fixture
@@ -343,13 +302,13 @@ def test_a_server_that_never_answers_times_out_within_the_graphs_timeouts(
 @pytest.mark.parametrize("flavour", ["sync", "async"])
 def test_an_unknown_checkpoint_reads_as_an_empty_snapshot_like_local(flavour: str) -> None:
     # What the server answers for a checkpoint id it does not have.
-    empty = {
+    empty: dict[str, Any] = {
         "values": {}, "next": [], "tasks": [], "metadata": None, "created_at": None,
         "checkpoint": {"checkpoint_id": "garbage", "thread_id": THREAD},
         "parent_checkpoint": None, "interrupts": [], "checkpoint_id": "garbage", "parent_checkpoint_id": None,
     }
     graph = MockServer(lambda request: httpx.Response(200, json=empty)).graph()
-    config = on_thread(checkpoint_id="garbage")
+    config: Any = on_thread(checkpoint_id="garbage")
     snapshot = graph.get_state(config) if flavour == "sync" else asyncio.run(graph.aget_state(config))
     assert snapshot.values == {} and snapshot.next == () and snapshot.metadata is None and snapshot.tasks == ()
     assert snapshot.config == {"configurable": {"checkpoint_id": "garbage", "thread_id": THREAD}}
