@@ -53,6 +53,8 @@ Conversation = Generator[IOAction | Part, Any, None]
 _BACKOFF_FIRST = 0.05
 _BACKOFF_CAP = 2.0
 _SSE = "text/event-stream"
+_UNASKED: Any = object()
+_STILL_RUNNING: Any = object()
 # One read action serves every read: it carries nothing.
 _RECEIVE = Receive()
 # Answers of a proxy or a restarting server: worth another try.
@@ -182,10 +184,12 @@ class RunDriver:
     def _follow(self) -> Conversation:
         cursor = ResumeCursor()
         retry = _Retry(self._clock, self.timeouts.reconnect)
-        # After a clean close the stream is reopened once from the cursor: a
-        # proxy may pass a cut on as a normal end of body. The run is over when
-        # that connection closes too with nothing new.
-        confirming = False
+        # A clean close is not taken on trust: a proxy may pass a cut on as a
+        # normal end of body. The run record is read, and once it says the run
+        # is over the stream is reopened from the cursor; the run ends when
+        # that connection closes with nothing new (a finished run's replay
+        # closes at once).
+        record: Any = _UNASKED
         while True:
             reply = yield OpenStream(f"{self.run_path}/stream", cursor.last_event_id)
             if isinstance(reply, Broken) or reply.status in _RETRYABLE:
@@ -208,9 +212,15 @@ class RunDriver:
                     yield from self._backoff(retry, chunk)
                     break
                 if not chunk:
-                    if confirming and not fresh and (yield from self._ended(retry)):
+                    if record is _UNASKED:
+                        record = yield from self._record(retry)
+                        if record is _STILL_RUNNING:
+                            if not fresh:
+                                yield from self._backoff(retry, None)
+                            record = _UNASKED
+                    elif not fresh:
+                        yield from self._end(record)
                         return
-                    confirming = True
                     break
                 for frame in decoder.feed(chunk):
                     cursor.observe(frame.id)
@@ -222,7 +232,11 @@ class RunDriver:
                         retry.progress()
 
     def _event(self, data: str) -> Generator[Part, Any, bool]:
-        """Emit one protocol event's parts; ``False`` for a repeat already delivered."""
+        """Emit one protocol event's parts; ``True`` if it was a new event.
+
+        Events are told apart by their protocol ``seq``; one without a seq is
+        passed on but cannot count as news (a replay would repeat it).
+        """
         try:
             envelope = orjson.loads(data)
         except orjson.JSONDecodeError:
@@ -230,6 +244,7 @@ class RunDriver:
         if not isinstance(envelope, dict) or envelope.get("type") != "event":
             return False
         seq = envelope.get("seq")
+        new = isinstance(seq, int)
         if isinstance(seq, int):
             if seq <= self._last_seq:
                 return False
@@ -237,28 +252,31 @@ class RunDriver:
         params = envelope.get("params")
         for part in self.converter.convert(str(envelope.get("method")), params if isinstance(params, Mapping) else {}):
             yield part
-        return True
+        return new
 
-    def _ended(self, retry: _Retry) -> Generator[IOAction | Part, Any, bool]:
-        """The stream closed cleanly: ask the server whether the run is over."""
+    def _record(self, retry: _Retry) -> Generator[IOAction, Any, Any]:
+        """The run's record after a clean close: its body, ``None`` when the run
+        was deleted, ``_STILL_RUNNING``, or ``_UNASKED`` after a transport failure."""
         reply = yield Request("GET", self.run_path)
         if isinstance(reply, Broken):
             yield from self._backoff(retry, reply)
-            return False
+            return _UNASKED
         if reply.status not in (200, 404):
             self._fail(command_error(reply.body, reply.status))
         record = reply.body if reply.status == 200 else None
+        if status_from_server(record, raised_interrupts=False) is None:
+            return _STILL_RUNNING
+        return record
+
+    def _end(self, record: Any) -> Conversation:
+        """End the run with the server's verdict, once every event has arrived."""
         status = status_from_server(record, raised_interrupts=bool(self.converter.interrupts))
-        if status is None:
-            # Closed early (a proxy, a restart) while the run goes on.
-            yield from self._backoff(retry, None)
-            return False
+        assert status is not None
         if status is RunStatus.FAILED:
             yield from self._failed(record, None)
         for part in self.converter.finish(interrupted=status is RunStatus.INTERRUPTED):
             yield part
         self.state.move(status)
-        return True
 
     def _error_event(self, data: str) -> Conversation:
         try:
