@@ -34,3 +34,28 @@ def test_utf8_split_across_chunks() -> None:
     # A split multi-byte character is decoded leniently per chunk but frames still end correctly.
     frames = decoder.feed(payload[:cut]) + decoder.feed(payload[cut:])
     assert len(frames) == 1
+
+
+# 2-, 3- and 4-byte UTF-8 characters, next to ASCII, in a frame's data.
+MULTIBYTE = '{"text": "é ß Ж λ — 中文字 ア 한 € ✓ 😀 🎉 𝄞 👍 é中😀"}'
+MULTIBYTE_WIRE = f"event: values\r\ndata: {MULTIBYTE}\r\nid: 9\r\n\r\n".encode()
+
+
+def test_multibyte_text_survives_a_split_at_every_byte_offset() -> None:
+    assert {len(c.encode()) for c in MULTIBYTE} == {1, 2, 3, 4}
+    for cut in range(1, len(MULTIBYTE_WIRE)):
+        decoder = SSEDecoder()
+        frames = decoder.feed(MULTIBYTE_WIRE[:cut]) + decoder.feed(MULTIBYTE_WIRE[cut:])
+        assert frames == [Frame("values", MULTIBYTE, "9")], f"split at byte {cut}"
+
+
+def test_multibyte_text_survives_a_three_way_split() -> None:
+    for first in range(1, len(MULTIBYTE_WIRE) - 1):
+        for second in range(first + 1, len(MULTIBYTE_WIRE)):
+            decoder = SSEDecoder()
+            frames = (
+                decoder.feed(MULTIBYTE_WIRE[:first])
+                + decoder.feed(MULTIBYTE_WIRE[first:second])
+                + decoder.feed(MULTIBYTE_WIRE[second:])
+            )
+            assert frames == [Frame("values", MULTIBYTE, "9")], f"split at bytes {first} and {second}"
