@@ -24,8 +24,13 @@ logger = logging.getLogger("remote_graph")
 class AsyncRunSource(AsyncIterator[Part]):
     """Async iterator of stream parts for one remote run (the local ``graph_aiter``)."""
 
-    def __init__(self, http: httpx.AsyncClient, driver: RunDriver, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, http: httpx.AsyncClient, driver: RunDriver, headers: dict[str, str] | None = None, *, owner: object = None
+    ) -> None:
         self._http = http
+        # What keeps ``http`` open: the graph's clients close it when collected,
+        # and a run stream may outlive the graph that started it.
+        self._owner = owner
         self._driver = driver
         self._headers = headers or {}
         self._response: httpx.Response | None = None
@@ -45,6 +50,11 @@ class AsyncRunSource(AsyncIterator[Part]):
             await self.aclose()
             raise StopAsyncIteration
         return part
+
+    @property
+    def closed(self) -> bool:
+        """Whether the run is over for this source (ended, failed or abandoned)."""
+        return self._closed
 
     async def aclose(self) -> None:
         """Stop early: the driver cancels the run on the server if it may still be going."""

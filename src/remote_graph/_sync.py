@@ -47,6 +47,11 @@ class SyncRunSource(Iterator[Part]):
             raise StopIteration
         return part
 
+    @property
+    def closed(self) -> bool:
+        """Whether the run is over for this source (ended, failed or abandoned)."""
+        return self._closed
+
     def close(self) -> None:
         """Stop early: the driver cancels the run on the server if it may still be going."""
         if self._closed:

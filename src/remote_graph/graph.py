@@ -278,7 +278,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
             return await super().ainvoke(input, config, **kwargs)
         task, driver, options = nested
         run = _nested_run(task)
-        source = AsyncRunSource(self._validate_client().http.client, driver, self._headers(options))
+        source = AsyncRunSource(self._validate_client().http.client, driver, self._headers(options), owner=self._clients)
         try:
             async for part in source:
                 _write(task, run.feed(part))
@@ -444,7 +444,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
         mux = self._mux(transformers, is_async=True)
         driver = self._driver(input, config, options)
         client = self._validate_client()
-        source = AsyncRunSource(client.http.client, driver, self._headers(options))
+        source = AsyncRunSource(client.http.client, driver, self._headers(options), owner=self._clients)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="The v3 streaming protocol on Pregel is experimental.")
             return AsyncRemoteGraphRunStream(source, mux, driver)

@@ -36,6 +36,8 @@ _cleanups: set[asyncio.Future[None]] = set()
 
 def _close_dropped(source: SyncRunSource) -> None:
     """A sync run stream was dropped: stop its run, as an abandoned local run does no more work."""
+    if source.closed:
+        return
     try:
         source.close()
     except Exception as exc:  # a finalizer must not raise
@@ -44,6 +46,8 @@ def _close_dropped(source: SyncRunSource) -> None:
 
 def _aclose_dropped(source: AsyncRunSource, loop: asyncio.AbstractEventLoop) -> None:
     """An async run stream was dropped: stop its run on its own loop, if that loop still runs."""
+    if source.closed:
+        return
     if loop.is_closed():
         logger.warning("a dropped remote run could not be cancelled: its event loop is closed")
         return
