@@ -364,12 +364,16 @@ class _Retry:
     def gave_up(self, run_id: str | None, broken: Broken | None) -> RemoteConnectionError:
         cause = f"the last error was {broken.error!r}" if broken is not None else "the server kept closing it"
         error_type = RemoteTimeoutError if broken is not None and broken.timed_out else RemoteConnectionError
-        return error_type(
+        error = error_type(
             f"lost the event stream of run {run_id} and could not resume it: {self._attempts} reconnects over "
             f"{self._budget:.1f}s (Timeouts.reconnect) brought no new event; {cause}"
         )
+        error.__cause__ = broken.error if broken is not None else None
+        return error
 
 
 def _transport_error(broken: Broken, doing: str) -> RemoteConnectionError:
     error_type = RemoteTimeoutError if broken.timed_out else RemoteConnectionError
-    return error_type(f"{'timed out' if broken.timed_out else 'connection failed'} {doing}: {broken.error!r}")
+    error = error_type(f"{'timed out' if broken.timed_out else 'connection failed'} {doing}: {broken.error!r}")
+    error.__cause__ = broken.error
+    return error
