@@ -34,6 +34,7 @@ from remote_graph._core.commands import RunOptions, StartPlan
 from remote_graph._core.convert import WireConverter
 from remote_graph._core.nested import OutputSchema
 from remote_graph._core.run import RunDriver
+from remote_graph._core.sse import SSEDecoder
 from remote_graph._core.state import RunStatus
 from remote_graph.errors import (
     RemoteCommandError,
@@ -161,6 +162,21 @@ def through(frames: Sequence[Frame], count: int) -> int:
     return len(wire_bytes(frames[:count]))
 
 
+def before_newest(frames: Sequence[Frame]) -> str:
+    """Where a client that has every frame resumes: the id before the newest."""
+    ids = sorted({f.id for f in frames if f.id is not None})
+    return ids[-2] if len(ids) > 1 else "-1"
+
+
+def news_in(body: bytes) -> int:
+    """How many events with a protocol seq the frames complete in ``body`` carry."""
+    count = 0
+    for frame in SSEDecoder().feed(body):
+        envelope = json.loads(frame.data) if frame.event != "metadata" else None
+        count += isinstance(envelope, dict) and isinstance(envelope.get("seq"), int)
+    return count
+
+
 # --- the server -------------------------------------------------------------------------
 
 Cut = Callable[[list[Frame]], int | None]
@@ -248,6 +264,8 @@ class FakeServer:
         self.requests: list[Request] = []
         self.opened: list[OpenStream] = []
         self.slept: list[float] = []
+        # The status of every run record the server kept and answered with (not scripted ones).
+        self.told: list[str] = []
         # Per connection: the run index of every frame it serves, and the
         # highest index touched before it opened.
         self.served: list[list[int]] = []
@@ -265,8 +283,10 @@ class FakeServer:
         return self.produced >= len(self.frames)
 
     def record(self) -> Response:
-        """The run record, as the server keeps it."""
-        return Response(200, {"run_id": RID, "status": "success" if self.finished else "running"})
+        """The run record, as the server keeps it at the time it is asked."""
+        status = "success" if self.finished else "running"
+        self.told.append(status)
+        return Response(200, {"run_id": RID, "status": status})
 
     def replay(self, last_event_id: str) -> list[int]:
         """The server's rule, over what the run has produced; frames with no id are not stored."""
@@ -468,10 +488,11 @@ def test_a_completed_run() -> None:
     assert out.parts == reference_parts(frames)
     start = server.requests[0]
     assert start.json["stream_resumable"] is True and start.json["input"] == {"x": 1}
-    # Start, follow from the beginning to the close, reopen from the id before
-    # the newest to confirm (the replay brings nothing new), then ask the server
-    # how the run ended; a clean close costs no sleep.
-    assert server.trail() == [START, ("open", "-1"), ("open", frames[-2].id), VERDICT]
+    # Start, follow from the beginning to the close, ask the server how the run
+    # ended, then (it is over) reopen from the id before the newest to confirm:
+    # the replay brings nothing new. A clean close of a finished run costs no sleep.
+    assert server.trail() == [START, ("open", "-1"), VERDICT, ("open", frames[-2].id)]
+    assert not server.slept
     assert frames[-2].id != frames[-1].id
     assert server.served[1] == [len(frames) - 1]  # the confirming replay: the newest millisecond again
 
@@ -482,7 +503,7 @@ def test_a_run_that_finished_before_the_stream_was_opened() -> None:
     driver, out = run(server)
     assert out.error is None and driver.status is RunStatus.COMPLETED
     assert out.parts == reference_parts(frames)
-    assert server.trail() == [START, ("open", "-1"), ("open", frames[-2].id), VERDICT]
+    assert server.trail() == [START, ("open", "-1"), VERDICT, ("open", frames[-2].id)]
 
 
 def test_a_paused_run_ends_interrupted_with_its_interrupts() -> None:
@@ -494,7 +515,7 @@ def test_a_paused_run_ends_interrupted_with_its_interrupts() -> None:
     assert driver.interrupts == [Interrupt(value={"question": "approve?"}, id="b8fe")]
     assert out.parts[1]["data"] == {"__interrupt__": (Interrupt(value={"question": "approve?"}, id="b8fe"),)}
     assert out.parts[2]["interrupts"] == (Interrupt(value={"question": "approve?"}, id="b8fe"),)
-    assert server.trail() == [START, ("open", "-1"), ("open", frames[0].id), VERDICT]
+    assert server.trail() == [START, ("open", "-1"), VERDICT, ("open", frames[0].id)]
 
 
 def test_a_run_paused_in_a_subgraph_closes_the_subgraph_at_the_end() -> None:
@@ -547,7 +568,8 @@ def test_a_run_that_failed_without_an_error_event_reads_its_error_from_the_state
     driver, out = run(server)
     assert type(out.error).__name__ == "Boom" and str(out.error) == "kaboom from node"
     assert driver.status is RunStatus.FAILED
-    assert server.trail() == [START, ("open", "-1"), ("open", "-1"), VERDICT, ("GET", f"{THREAD}/state")]
+    # The record says error; the confirming connection brings nothing new, then the state is read.
+    assert server.trail() == [START, ("open", "-1"), VERDICT, ("open", "-1"), ("GET", f"{THREAD}/state")]
 
 
 def test_a_deleted_run_was_cancelled() -> None:
@@ -571,9 +593,13 @@ def test_a_run_cancelled_on_the_server_was_cancelled() -> None:
 
 
 def test_a_run_whose_record_is_gone_when_the_stream_ends_was_cancelled() -> None:
-    server = FakeServer(completed_run()[:3], rest={("GET", RUN): Response(404, {"detail": "Run not found"})})
+    frames = completed_run()[:3]
+    server = FakeServer(frames, rest={("GET", RUN): Response(404, {"detail": "Run not found"})})
     driver, out = run(server)
     assert out.error is None and driver.status is RunStatus.CANCELLED
+    # A deleted run is over too: confirmed by one more connection, no sleep.
+    assert server.trail() == [START, ("open", "-1"), VERDICT, ("open", frames[0].id)]
+    assert out.parts == reference_parts(frames)
 
 
 @pytest.mark.parametrize("with_error_event", [False, True])
@@ -633,12 +659,6 @@ def test_events_are_delivered_once_by_their_seq() -> None:
     assert [p["data"]["n"]["i"] for p in out.parts] == [1, "no seq", "text seq", 2, 3, 5]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="run.py _follow counts every event without an int seq as new, so a confirming connection that replays "
-    "seq-less events is never 'nothing new': the driver reopens the stream forever, with no Sleep and no "
-    "reconnect budget (retry.progress() on each), delivering the replayed events again each time",
-)
 def test_a_run_whose_last_events_carry_no_seq_still_ends() -> None:
     w = Wire().metadata().event("values", {"x": 1}, interrupts=[])
     w.tick().event("updates", {"n": {"i": 1}}, seq=None)
@@ -646,7 +666,30 @@ def test_a_run_whose_last_events_carry_no_seq_still_ends() -> None:
     server = FakeServer(w.frames)
     driver, out = run(server, limit=5_000)
     assert out.error is None and driver.status is RunStatus.COMPLETED
-    assert len(server.opened) <= 3
+    # The confirming replay repeats the seq-less events (nothing tells them
+    # apart), but they are no news: that connection ends the run.
+    assert server.trail() == [START, ("open", "-1"), VERDICT, ("open", w.frames[0].id)]
+    assert not server.slept
+    assert [p["data"] for p in out.parts[:3]] == [{"x": 1}, {"n": {"i": 1}}, {"x": 2}]
+
+
+def test_events_without_a_seq_do_not_renew_the_reconnect_budget() -> None:
+    # The server keeps closing the stream while the run goes on; every
+    # connection replays the same seq-less events, which are no news.
+    clock = Clock()
+    w = Wire().metadata().event("values", {"x": 1}, interrupts=[])
+    w.tick().event("updates", {"n": {"i": 1}}, seq=None)
+    server = FakeServer(
+        w.frames,
+        rest={("GET", RUN): Response(200, {"status": "running"}), ("POST", f"{RUN}/cancel"): Response(202, None)},
+        clock=clock,
+    )
+    driver, out = run(server, clock, reconnect=2.0, limit=5_000)
+    assert type(out.error) is RemoteConnectionError and "kept closing" in str(out.error)
+    assert driver.status is RunStatus.FAILED
+    assert clock.now == pytest.approx(2.0)
+    assert server.slept[:3] == pytest.approx([0.05, 0.1, 0.2])
+    assert cleanup(driver, server) == [CANCEL]
 
 
 def test_metadata_frames_make_no_parts() -> None:
@@ -682,7 +725,10 @@ def test_a_frame_sent_twice_on_a_confirming_connection_is_delivered_once() -> No
     assert out.error is None and driver.status is RunStatus.COMPLETED
     assert out.parts == reference_parts(frames)
     assert server.served[1].count(4) == 2
-    assert server.trail() == [START, ("open", "-1"), ("open", frames[0].id), ("open", frames[-2].id), VERDICT]
+    # The record said running at the first close (the connection brought news:
+    # reopened at once), success at the second; then one confirming connection.
+    assert server.trail() == [START, ("open", "-1"), VERDICT, ("open", frames[0].id), VERDICT, ("open", frames[-2].id)]
+    assert not server.slept
 
 
 # --- lost connections -------------------------------------------------------------------------------------
@@ -706,9 +752,10 @@ def test_a_cut_at_every_byte_offset_delivers_every_part_once(
         assert out.error is None, f"cut at byte {offset}"
         assert out.parts == expected, f"cut at byte {offset}"
         assert driver.status is status
-        # The break, one backoff, the rest, then the confirming connection and the verdict.
+        # The break, one backoff, the rest, then the verdict and the confirming connection.
         trail = server.trail()
-        assert [kind for kind, _ in trail] == ["POST", "open", "sleep", "open", "open", "GET"], f"cut at byte {offset}"
+        assert [kind for kind, _ in trail] == ["POST", "open", "sleep", "open", "GET", "open"], f"cut at byte {offset}"
+        assert trail[-1] == ("open", before_newest(frames)), f"cut at byte {offset}"
         assert server.slept == [0.05]
 
 
@@ -725,18 +772,30 @@ def test_a_clean_close_at_every_byte_offset_delivers_every_part_once(
     # stream); with "finished" the run has ended by the time the client asks.
     frames = make()
     expected = reference_parts(frames, interrupted=status is RunStatus.INTERRUPTED)
-    total = len(wire_bytes(frames))
-    for offset in range(total):
+    body = wire_bytes(frames)
+    events = news_in(body)
+    last_frame_start = through(frames, len(frames) - 1)
+    for offset in range(len(body)):
         server = FakeServer(frames, [Conn(close=offset, chunks=(61,), ahead=ahead)])
         driver, out = run(server)
         assert out.error is None, f"close at byte {offset}"
         assert out.parts == expected, f"close at byte {offset}"
         assert driver.status is status
-        # No sleep, one verdict, asked only after a connection that brought nothing new:
-        # the second when the first had delivered everything, else the third.
+        # The record is read at the close. A run still going (nothing of its
+        # last frame sent yet) is followed again, after a backoff only when the
+        # connection brought no new event, and the record is read again at the
+        # next close. Once it says the run is over, the stream is reopened at
+        # once, and again as long as a connection brings news.
+        delivered = news_in(body[:offset])
+        over = ahead == EVERYTHING or offset > last_frame_start
+        if over:
+            shape = ["POST", "open", "GET", "open"] + (["open"] if delivered < events else [])
+        else:
+            shape = ["POST", "open", "GET"] + ([] if delivered else ["sleep"]) + ["open", "GET", "open"]
         trail = server.trail()
-        assert not server.slept and trail.count(VERDICT) == 1 and trail[-1] == VERDICT, f"close at byte {offset}"
-        assert len(server.opened) in (2, 3)
+        assert [kind for kind, _ in trail] == shape, f"close at byte {offset}"
+        assert server.slept == ([] if over or delivered else [0.05]), f"close at byte {offset}"
+        assert trail[-1] == ("open", before_newest(frames)), f"close at byte {offset}"
         assert max(server.served[-1]) <= server.touched_before, f"close at byte {offset}: the last connection brought news"
 
 
@@ -763,8 +822,8 @@ def test_repeated_faults_at_random_offsets_deliver_every_part_once_in_order(seed
 
     def closer(served: list[Frame]) -> int | None:
         """A clean end passed on by a proxy, once this connection has brought a
-        frame no earlier one had touched (two such ends in a row with nothing new
-        between are indistinguishable from the run's end)."""
+        frame no earlier one had touched (a quiet end once the record has said
+        the run is over is indistinguishable from the run's end)."""
         indices = server.served[-1]
         fresh = [k for k, index in enumerate(indices) if index > server.touched_before]
         if not fresh:
@@ -779,8 +838,9 @@ def test_repeated_faults_at_random_offsets_deliver_every_part_once_in_order(seed
             Conn(
                 cut=cutter if fault == "cut" else None,
                 close=closer if fault == "close" else None,
-                # Never 0: a connection closed with nothing new would be a verdict.
-                live=rng.choice([None, rng.randint(1, 4)]),
+                # 0 too: a connection that ends with nothing new while the run
+                # goes on is followed again after a backoff.
+                live=rng.choice([None, rng.randint(0, 4)]),
                 twice=rng.random() < 0.3,
                 ahead=rng.choice([0, rng.randint(1, 4), EVERYTHING]),
                 chunks=[rng.randint(1, 97) for _ in range(5)],
@@ -791,8 +851,15 @@ def test_repeated_faults_at_random_offsets_deliver_every_part_once_in_order(seed
     assert out.error is None, out.error
     assert out.parts == expected
     assert driver.status is RunStatus.COMPLETED
+    # The run ends on a connection opened after the record said it was over
+    # (records read earlier said it was running), which brought nothing new.
     trail = server.trail()
-    assert trail[-1] == VERDICT and trail[-2][0] == "open"
+    verdict = len(trail) - 1 - trail[::-1].index(VERDICT)
+    assert server.told[-1] == "success" and set(server.told[:-1]) <= {"running"}
+    assert trail.count(VERDICT) == len(server.told)
+    assert trail[-1] == ("open", before_newest(frames))
+    assert {kind for kind, _ in trail[verdict + 1 :]} <= {"open", "sleep"}
+    assert max(server.served[-1]) <= server.touched_before, "the last connection brought news"
     # Every reconnect resumes at or after where the previous one did.
     ids = [o.last_event_id for o in server.opened]
     assert ids == sorted(ids)
@@ -836,9 +903,11 @@ def test_unique_ids_resume_too() -> None:
 
 def test_a_clean_early_close_while_the_run_goes_on_reconnects() -> None:
     frames = completed_run()
-    # The server closes after three frames while the run goes on; the
-    # confirming connection closes too with nothing new (the run is in a
-    # silent node), so the record is asked: running, so back off and reopen.
+    # The server closes after three frames while the run goes on: the record
+    # says running and the connection brought news, so it is reopened at once.
+    # The next one closes too with nothing new (the run is in a silent node):
+    # running again, so back off and reopen. The third brings the rest; the
+    # record says success, and one more connection confirms.
     server = FakeServer(frames, [Conn(live=3), Conn(live=0)])
     driver, out = run(server)
     assert out.error is None and driver.status is RunStatus.COMPLETED
@@ -846,13 +915,15 @@ def test_a_clean_early_close_while_the_run_goes_on_reconnects() -> None:
     assert server.trail() == [
         START,
         ("open", "-1"),
+        VERDICT,
         ("open", frames[0].id),
         VERDICT,
         ("sleep", 0.05),
         ("open", frames[0].id),
-        ("open", frames[-2].id),
         VERDICT,
+        ("open", frames[-2].id),
     ]
+    assert server.told == ["running", "running", "success"]
 
 
 def test_a_clean_close_mid_stream_of_a_finished_run_does_not_lose_the_tail() -> None:
@@ -863,37 +934,85 @@ def test_a_clean_close_mid_stream_of_a_finished_run_does_not_lose_the_tail() -> 
     driver, out = run(server)
     assert driver.status is RunStatus.COMPLETED
     assert out.parts == reference_parts(frames)
-    # The confirming connection brought the tail, so it is confirmed again; no sleep.
-    assert server.trail() == [START, ("open", "-1"), ("open", frames[0].id), ("open", frames[-2].id), VERDICT]
+    # The record says success at the close, so the stream is reopened: that
+    # connection brings the tail, so it is confirmed again without asking the
+    # record again; no sleep.
+    assert server.trail() == [START, ("open", "-1"), VERDICT, ("open", frames[0].id), ("open", frames[-2].id)]
+    assert not server.slept
 
 
-def test_a_confirming_connection_that_brings_new_events_is_followed_and_confirmed_again() -> None:
+def test_connections_closed_with_news_while_the_run_goes_on_are_reopened_at_once() -> None:
     frames = completed_run()
     # Each connection ends cleanly after two new frames while the run goes on.
     server = FakeServer(frames, then=Conn(live=2))
     driver, out = run(server)
     assert out.error is None and driver.status is RunStatus.COMPLETED
     assert out.parts == reference_parts(frames)
-    assert not server.slept and server.trail().count(VERDICT) == 1
-    # Ceil(n/2) connections bring the run, one more confirms it.
-    assert len(server.opened) == (len(frames) + 1) // 2 + 1
+    # Ceil(n/2) connections bring the run, the record read at each close, one
+    # more confirms it once the record says success; no sleep.
+    bringing = (len(frames) + 1) // 2
+    assert not server.slept and len(server.opened) == bringing + 1
+    assert server.told == ["running"] * (bringing - 1) + ["success"]
+    assert [kind for kind, _ in server.trail()] == ["POST"] + ["open", "GET"] * bringing + ["open"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="run.py _follow/_ended: the confirming connection is read before the run record, so when the "
-    "connection is closed cleanly with nothing new while the run is still going (a proxy, a restart) and the "
-    "run then finishes before the GET, the record says success and the run ends without the tail the run "
-    "produced in between",
-)
+def test_interrupts_a_confirming_connection_brings_make_the_run_interrupted() -> None:
+    frames = paused_run()
+    # A clean close before the interrupt; the run pauses meanwhile, and the
+    # server's record says success either way.
+    server = FakeServer(frames, [Conn(close=through(frames, 2), ahead=EVERYTHING)])
+    driver, out = run(server)
+    assert out.error is None and driver.status is RunStatus.INTERRUPTED
+    assert driver.interrupts == [Interrupt(value={"question": "approve?"}, id="b8fe")]
+    assert out.parts == reference_parts(frames, interrupted=True)
+    assert server.trail() == [START, ("open", "-1"), VERDICT, ("open", "-1"), ("open", frames[0].id)]
+    assert server.told == ["success"]
+
+
+def test_a_confirming_connection_that_brings_new_events_is_followed_and_confirmed_again() -> None:
+    frames = completed_run()
+    # Two frames, a clean close; the run finishes meanwhile, so the record says
+    # success. Every connection after that is closed after two new frames.
+    server: FakeServer
+
+    def after_two_new(served: list[Frame]) -> int | None:
+        fresh = [k for k, index in enumerate(server.served[-1]) if index > server.touched_before]
+        return through(served, fresh[1] + 1) if len(fresh) > 2 else None
+
+    server = FakeServer(frames, [Conn(live=2, ahead=EVERYTHING)], then=Conn(close=after_two_new))
+    driver, out = run(server)
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+    assert out.parts == reference_parts(frames)
+    # The record is read once; ceil((n - 2) / 2) connections bring the rest,
+    # each reopened at once, and one more confirms; no sleep.
+    bringing = (len(frames) - 2 + 1) // 2
+    assert not server.slept and server.told == ["success"]
+    assert server.trail()[:3] == [START, ("open", "-1"), VERDICT]
+    assert server.trail()[3:] == [("open", o.last_event_id) for o in server.opened[1:]]
+    assert len(server.opened) == 1 + bringing + 1
+    assert server.opened[-1].last_event_id == frames[-2].id
+
+
 def test_a_run_that_ends_between_a_quiet_confirming_close_and_the_verdict_loses_nothing() -> None:
     frames = completed_run()
-    # Three frames, a clean close while the run goes on; the confirming
-    # connection is closed too before anything new, and the run finishes meanwhile.
+    # Three frames, a clean close while the run goes on; the next connection
+    # is closed too before anything new, and the run finishes meanwhile.
     server = FakeServer(frames, [Conn(live=3), Conn(live=0, ahead=EVERYTHING)])
     driver, out = run(server)
     assert driver.status is RunStatus.COMPLETED
     assert out.parts == reference_parts(frames)
+    # The record read after the quiet close says success; the stream is
+    # reopened (no sleep) and brings the tail, and one more connection confirms.
+    assert server.told == ["running", "success"] and not server.slept
+    assert server.trail() == [
+        START,
+        ("open", "-1"),
+        VERDICT,
+        ("open", frames[0].id),
+        VERDICT,
+        ("open", frames[0].id),
+        ("open", frames[-2].id),
+    ]
 
 
 def test_a_broken_run_record_read_is_retried() -> None:
@@ -903,8 +1022,9 @@ def test_a_broken_run_record_read_is_retried() -> None:
     driver, out = run(server)
     assert out.error is None and driver.status is RunStatus.COMPLETED
     assert out.parts == reference_parts(frames)
+    # The record read breaks: back off, reopen; the next close reads it again.
     last = frames[-2].id
-    assert server.trail() == [START, ("open", "-1"), ("open", last), VERDICT, ("sleep", 0.05), ("open", last), VERDICT]
+    assert server.trail() == [START, ("open", "-1"), VERDICT, ("sleep", 0.05), ("open", last), VERDICT, ("open", last)]
 
 
 @pytest.mark.parametrize("status", [502, 503, 504])
