@@ -191,9 +191,12 @@ class RunDriver:
         # closes at once).
         record: Any = _UNASKED
         while True:
+            opened_at = self._clock()
             reply = yield OpenStream(f"{self.run_path}/stream", cursor.last_event_id)
             if isinstance(reply, Broken) or reply.status in _RETRYABLE:
-                yield from self._backoff(retry, reply if isinstance(reply, Broken) else None)
+                # The budget counts from the attempt's start: a transport may
+                # spend seconds on its own connect retries before it fails.
+                yield from self._backoff(retry, reply if isinstance(reply, Broken) else None, since=opened_at)
                 continue
             if reply.status != 200:
                 self._fail(command_error(reply.body, reply.status))
@@ -302,8 +305,8 @@ class RunDriver:
             yield part
         self._fail(error, verdict=True)
 
-    def _backoff(self, retry: _Retry, broken: Broken | None) -> Generator[IOAction, Any, None]:
-        delay = retry.next_delay(broken)
+    def _backoff(self, retry: _Retry, broken: Broken | None, *, since: float | None = None) -> Generator[IOAction, Any, None]:
+        delay = retry.next_delay(broken, since=since)
         if delay is None:
             self._fail(retry.gave_up(self.run_id, broken))
         logger.debug("run %s: event stream lost (%s); reconnecting in %.2fs", self.run_id, broken, delay)
@@ -350,10 +353,14 @@ class _Retry:
         self._since = None
         self._attempts = 0
 
-    def next_delay(self, broken: Broken | None) -> float | None:
+    def next_delay(self, broken: Broken | None, *, since: float | None = None) -> float | None:
+        """The wait before the next attempt, or ``None`` once the budget is spent.
+
+        ``since`` is when the failed attempt began, if earlier than now.
+        """
         now = self._clock()
         if self._since is None:
-            self._since = now
+            self._since = now if since is None else min(since, now)
         if now - self._since >= self._budget:
             return None
         self._attempts += 1
