@@ -35,7 +35,11 @@ def translate(exc: httpx.HTTPError, doing: str) -> RemoteGraphError:
 
 def broken(exc: httpx.HTTPError) -> Broken:
     """A transport failure, handed to the core to decide on."""
-    return Broken(exc, timed_out=isinstance(exc, httpx.TimeoutException))
+    return Broken(
+        exc,
+        timed_out=isinstance(exc, httpx.TimeoutException),
+        unreachable=isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)),
+    )
 
 
 _JSON_HEADERS = {"content-type": "application/json"}

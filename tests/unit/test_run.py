@@ -1082,6 +1082,22 @@ def test_a_server_that_keeps_failing_is_given_up_after_the_reconnect_budget() ->
     assert driver.status is RunStatus.FAILED and driver.state.error is error
 
 
+def test_an_unreachable_server_is_not_asked_to_cancel_after_the_budget() -> None:
+    """A run given up on because no connection can be made is not cancelled: the
+    cancel could not reach the server either, and would only add the transport's
+    own connect retries to the time the failure takes."""
+    frames = completed_run()
+    clock = Clock()
+    unreachable = Conn(answer=Broken(httpx.ConnectError("connection refused"), unreachable=True))
+    server = FakeServer(frames, [Conn(cut=through(frames, 4))], then=unreachable, clock=clock)
+    driver, out = run(server, clock, reconnect=3.0)
+    assert type(out.error) is RemoteConnectionError and "connection refused" in str(out.error)
+    assert isinstance(out.error.__cause__, httpx.ConnectError)
+    assert driver.status is RunStatus.FAILED
+    assert cleanup(driver, server) == []
+    assert driver.status is RunStatus.FAILED
+
+
 def test_read_timeouts_that_never_end_give_up_with_a_timeout_error() -> None:
     clock = Clock()
     timing_out = Conn(cut=0, fail_with=Broken(httpx.ReadTimeout("read timed out"), timed_out=True))

@@ -81,10 +81,17 @@ class Sleep:
 
 @dataclass(frozen=True, slots=True)
 class Broken:
-    """The transport failed while carrying out an action."""
+    """The transport failed while carrying out an action.
+
+    Attributes:
+        error: The transport's exception.
+        timed_out: A wait ran past its timeout.
+        unreachable: No connection could be made at all.
+    """
 
     error: BaseException
     timed_out: bool = False
+    unreachable: bool = False
 
 
 IOAction = Request | OpenStream | Receive | Sleep

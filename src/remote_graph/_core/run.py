@@ -260,9 +260,10 @@ class RunDriver:
     def _record(self, retry: _Retry) -> Generator[IOAction, Any, Any]:
         """The run's record after a clean close: its body, ``None`` when the run
         was deleted, ``_STILL_RUNNING``, or ``_UNASKED`` after a transport failure."""
+        asked_at = self._clock()
         reply = yield Request("GET", self.run_path)
         if isinstance(reply, Broken):
-            yield from self._backoff(retry, reply)
+            yield from self._backoff(retry, reply, since=asked_at)
             return _UNASKED
         if reply.status not in (200, 404):
             self._fail(command_error(reply.body, reply.status))
@@ -308,7 +309,13 @@ class RunDriver:
     def _backoff(self, retry: _Retry, broken: Broken | None, *, since: float | None = None) -> Generator[IOAction, Any, None]:
         delay = retry.next_delay(broken, since=since)
         if delay is None:
-            self._fail(retry.gave_up(self.run_id, broken))
+            error = retry.gave_up(self.run_id, broken)
+            if broken is not None and broken.unreachable:
+                # The server cannot be reached, so it cannot be told to cancel
+                # either; trying would only add the transport's connect retries.
+                self.state.move(RunStatus.FAILED, error=error)
+                raise error
+            self._fail(error)
         logger.debug("run %s: event stream lost (%s); reconnecting in %.2fs", self.run_id, broken, delay)
         yield Sleep(delay)
 
