@@ -1,29 +1,22 @@
 """Integration fixtures: a real LangGraph server, and local/remote graph lanes.
 
-The server is the embedded ``langgraph dev`` by default. Set
-``REMOTE_GRAPH_URL`` to run the suite against another deployment of the same
-graphs (for example the ``compose/`` stack).
+The server comes from the package's pytest plugin (``remote_graph.pytest_plugin``):
+the embedded ``langgraph dev`` by default, the same server in a Docker container
+with ``--remote-graph-server=docker``, or an already running deployment of the
+same graphs with ``--remote-graph-server=URL`` or ``REMOTE_GRAPH_URL`` (for
+example the ``compose/`` stack). ``pyproject.toml`` points it at
+``app/langgraph.json``. When a test fails, the server's output during that test is
+shown with it.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-
 import pytest
-
-from remote_graph.testing import LangGraphDevServer
-from tests.conftest import APP
 
 
 @pytest.fixture(scope="session")
-def server_url() -> Iterator[str]:
-    url = os.environ.get("REMOTE_GRAPH_URL")
-    if url:
-        yield url.rstrip("/")
-        return
-    with LangGraphDevServer(APP / "langgraph.json", startup_timeout=120) as server:
-        yield server.url
+def server_url(remote_graph_server: str) -> str:
+    return remote_graph_server
 
 
 @pytest.fixture(params=["sync", "async"])
