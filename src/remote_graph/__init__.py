@@ -1,6 +1,7 @@
 """remote_graph: a graph deployed on a LangGraph server, streamed like a local one."""
 
 from remote_graph._core.actions import Timeouts
+from remote_graph._core.thread_ids import THREAD_ID_NAMESPACE, default_map_thread_id
 from remote_graph.errors import (
     RemoteCommandError,
     RemoteConnectionError,
@@ -26,5 +27,7 @@ __all__ = [
     "RemoteTimeoutError",
     "RunSnapshot",
     "RunStatus",
+    "THREAD_ID_NAMESPACE",
     "Timeouts",
+    "default_map_thread_id",
 ]

@@ -7,8 +7,12 @@ its kind (function, coroutine, generator, async generator), so that:
 
 * ``config`` must be a mapping (and its ``configurable`` and ``metadata``
   mappings) or the call fails with a ``TypeError`` naming it;
-* the methods that address one thread need ``configurable.thread_id``, and a
-  thread id URL normalization would mangle is refused before anything is sent;
+* the methods that address one thread need ``configurable.thread_id``; every
+  thread id they send is the server thread's UUID (``_core.thread_ids``: a
+  UUID stays itself, any other id, ``"user-42"`` say, is mapped through the
+  graph's ``map_thread_id``), and what they return (state snapshots, the
+  config ``update_state`` returns, stream parts) carries the caller's thread
+  id again, as a local graph's results do;
 * transport and HTTP errors surface as ``RemoteGraphError``s, the original
   as ``__cause__``: timeouts as ``RemoteTimeoutError``, other transport errors
   as ``RemoteConnectionError``, HTTP error statuses as ``RemoteCommandError``
@@ -21,7 +25,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextlib import aclosing, contextmanager
+from contextlib import aclosing, closing, contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -29,7 +33,7 @@ import httpx
 import orjson
 from langchain_core.runnables.config import merge_configs
 
-from remote_graph._core.thread_ids import check_thread_id
+from remote_graph._core.thread_ids import default_map_thread_id, rename_thread, server_thread_id, thread_name
 from remote_graph._shell_common import translate
 from remote_graph.errors import RemoteCommandError, RemoteGraphError, RemoteProtocolError
 
@@ -46,9 +50,11 @@ class _Spec:
         config_at: Position of ``config`` among the positional arguments after ``self``.
         thread: ``"required"`` for methods that address one thread,
             ``"optional"`` for those that may, ``None`` for those that leave
-            the thread to code that checks it (``_core.commands.wire_config``)
+            the thread to code that maps it (``_core.commands.wire_config``,
+            or ``stream`` / ``astream``, which ``invoke`` / ``ainvoke`` call)
             or that may run inside a local parent, whose thread is not sent.
-        also: Other keyword arguments shaped like a config.
+        also: Other keyword arguments shaped like a config (their thread ids
+            are mapped too).
     """
 
     config_at: int
@@ -69,8 +75,8 @@ GUARDED: dict[str, _Spec] = {
     "aget_state_history": _Spec(0, "required", also=("before",)),
     "update_state": _Spec(0, "required"),
     "aupdate_state": _Spec(0, "required"),
-    "bulk_update_state": _Spec(0),
-    "abulk_update_state": _Spec(0),
+    "bulk_update_state": _Spec(0, "optional"),
+    "abulk_update_state": _Spec(0, "optional"),
     "get_graph": _Spec(0),
     "aget_graph": _Spec(0),
     "with_config": _Spec(0),
@@ -90,8 +96,27 @@ def check_config(value: object, name: str = "config") -> None:
             raise TypeError(f"{name}[{key!r}] must be a mapping, got {type(inner).__name__}: {inner!r:.80}")
 
 
-def http_error(exc: httpx.HTTPError, doing: str) -> RemoteGraphError:
-    """The library's error for an httpx (or SDK) error raised while ``doing``."""
+@dataclass(frozen=True)
+class _Thread:
+    """A call's thread, as the server knows it and as the caller named it."""
+
+    server_id: str
+    thread_id: str
+
+    def read(self, result: Any) -> Any:
+        """``result`` (a snapshot, a config, a stream part) with the caller's thread id."""
+        return rename_thread(result, self.server_id, self.thread_id)
+
+    def explain(self, message: str) -> str:
+        """A server message that names the server thread, naming the caller's thread id too."""
+        return message.replace(self.server_id, f"{self.server_id} (thread_id {self.thread_id!r})")
+
+
+def http_error(exc: httpx.HTTPError, doing: str, thread: _Thread | None = None) -> RemoteGraphError:
+    """The library's error for an httpx (or SDK) error raised while ``doing``.
+
+    With ``thread``, a server message naming the server thread names the caller's thread id too.
+    """
     response = getattr(exc, "response", None) if isinstance(exc, httpx.HTTPStatusError) else None
     if not isinstance(response, httpx.Response):
         return translate(exc, doing)
@@ -101,33 +126,67 @@ def http_error(exc: httpx.HTTPError, doing: str) -> RemoteGraphError:
     error = body.get("error") if isinstance(body, Mapping) else None
     code = error if isinstance(error, str) and error else f"http_{status}"
     message = getattr(exc, "message", None) or str(exc)
+    if thread is not None:
+        message = thread.explain(message)
     return RemoteCommandError(f"{code}: {message}", code=code, status=status)
 
 
 @contextmanager
-def translated(doing: str) -> Iterator[None]:
+def translated(doing: str, thread: _Thread | None = None) -> Iterator[None]:
     """Re-raise httpx errors and undecodable answers raised inside as ``RemoteGraphError``s."""
     try:
         yield
     except httpx.HTTPError as exc:
-        raise http_error(exc, doing) from exc
+        raise http_error(exc, doing, thread) from exc
     except orjson.JSONDecodeError as exc:
         raise RemoteProtocolError(f"the server's answer is not JSON while {doing}: {exc}") from exc
 
 
-def _check_call(graph: Any, name: str, spec: _Spec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    config = args[spec.config_at] if len(args) > spec.config_at else kwargs.get("config")
+def _with_thread(config: Mapping[str, Any] | None, thread_id: str) -> dict[str, Any]:
+    """``config`` with ``configurable.thread_id`` set: it wins over the graph's own when merged."""
+    config = dict(config or {})
+    config["configurable"] = {**(config.get("configurable") or {}), "thread_id": thread_id}
+    return config
+
+
+def _prepare_call(
+    graph: Any, name: str, spec: _Spec, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any], _Thread | None]:
+    """Check a call's configs; return its arguments with server thread ids, and,
+    when the caller names its thread otherwise, that thread (to read results back)."""
+    positional = len(args) > spec.config_at
+    config = args[spec.config_at] if positional else kwargs.get("config")
     check_config(config)
     for other in spec.also:
         check_config(kwargs.get(other), other)
     if spec.thread is None:
-        return
+        return args, kwargs, None
     merged = merge_configs(graph.config, config)
     thread_id = (merged.get("configurable") or {}).get("thread_id")
-    if thread_id is not None:
-        check_thread_id(thread_id)
-    elif spec.thread == "required":
-        raise ValueError(f"{name}() needs the thread: pass config={{'configurable': {{'thread_id': ...}}}}")
+    if thread_id is None:
+        if spec.thread == "required":
+            raise ValueError(f"{name}() needs the thread: pass config={{'configurable': {{'thread_id': ...}}}}")
+        return args, kwargs, None
+    map_thread_id = getattr(graph, "map_thread_id", default_map_thread_id)
+    server_id = server_thread_id(thread_id, map_thread_id)
+    kwargs = dict(kwargs)
+    for other in spec.also:
+        value = kwargs.get(other)
+        other_thread = ((value or {}).get("configurable") or {}).get("thread_id")
+        if other_thread is not None:
+            kwargs[other] = _with_thread(value, server_thread_id(other_thread, map_thread_id, f"{other}.configurable.thread_id"))
+    if server_id != thread_id:
+        config = _with_thread(config, server_id)
+        if positional:
+            args = (*args[: spec.config_at], config, *args[spec.config_at + 1 :])
+        else:
+            kwargs["config"] = config
+    named = thread_name(thread_id)
+    return args, kwargs, (_Thread(server_id, named) if named != server_id else None)
+
+
+def _read(thread: _Thread | None, result: Any) -> Any:
+    return result if thread is None else thread.read(result)
 
 
 def _wrap(name: str, method: Callable[..., Any], spec: _Spec) -> Callable[..., Any]:
@@ -137,11 +196,11 @@ def _wrap(name: str, method: Callable[..., Any], spec: _Spec) -> Callable[..., A
 
         @functools.wraps(method)
         async def async_generator(self: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-            _check_call(self, name, spec, args, kwargs)
+            args, kwargs, thread = _prepare_call(self, name, spec, args, kwargs)
             async with aclosing(method(self, *args, **kwargs)) as items:
-                with translated(doing):
+                with translated(doing, thread):
                     async for item in items:
-                        yield item
+                        yield _read(thread, item)
 
         return async_generator
 
@@ -149,9 +208,11 @@ def _wrap(name: str, method: Callable[..., Any], spec: _Spec) -> Callable[..., A
 
         @functools.wraps(method)
         def generator(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
-            _check_call(self, name, spec, args, kwargs)
-            with translated(doing):
-                yield from method(self, *args, **kwargs)
+            args, kwargs, thread = _prepare_call(self, name, spec, args, kwargs)
+            items = method(self, *args, **kwargs)
+            with translated(doing, thread), closing(items):
+                for item in items:
+                    yield _read(thread, item)
 
         return generator
 
@@ -159,17 +220,17 @@ def _wrap(name: str, method: Callable[..., Any], spec: _Spec) -> Callable[..., A
 
         @functools.wraps(method)
         async def coroutine(self: Any, *args: Any, **kwargs: Any) -> Any:
-            _check_call(self, name, spec, args, kwargs)
-            with translated(doing):
-                return await method(self, *args, **kwargs)
+            args, kwargs, thread = _prepare_call(self, name, spec, args, kwargs)
+            with translated(doing, thread):
+                return _read(thread, await method(self, *args, **kwargs))
 
         return coroutine
 
     @functools.wraps(method)
     def function(self: Any, *args: Any, **kwargs: Any) -> Any:
-        _check_call(self, name, spec, args, kwargs)
-        with translated(doing):
-            return method(self, *args, **kwargs)
+        args, kwargs, thread = _prepare_call(self, name, spec, args, kwargs)
+        with translated(doing, thread):
+            return _read(thread, method(self, *args, **kwargs))
 
     return function
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from typing import Any, Literal, overload
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs
@@ -22,7 +23,7 @@ from remote_graph._core.actions import Timeouts
 from remote_graph._core.commands import RunOptions, StartPlan, wire_config
 from remote_graph._core.nested import NestedRun, OutputSchema
 from remote_graph._core.run import RunDriver
-from remote_graph._core.thread_ids import check_thread_id
+from remote_graph._core.thread_ids import ThreadIdMap, default_map_thread_id, server_thread_id, thread_name
 from remote_graph._guard import check_config, guard_methods
 from remote_graph._private import (
     StreamMux,
@@ -34,7 +35,7 @@ from remote_graph._private import (
 from remote_graph._sync import SyncRunSource
 from remote_graph.errors import RemoteRunError
 from remote_graph.nesting import ChildThreadId, ParentTask, default_child_thread_id, parent_task
-from remote_graph.streams import AsyncRemoteGraphRunStream, RemoteGraphRunStream
+from remote_graph.streams import AsyncRemoteGraphRunStream, RemoteGraphRunStream, RunSnapshot
 from remote_graph.transformers import RemoteMessagesTransformer
 
 __all__ = ["RemoteGraph"]
@@ -68,6 +69,34 @@ def _node_result(task: ParentTask, run: NestedRun, driver: RunDriver, version: s
 TransformerFactory = Callable[[tuple[str, ...]], Any]
 
 
+class _NamedThread:
+    """A run stream that reports the caller's thread id, not the server thread's UUID.
+
+    A local run's thread is the id the caller passed; a remote run on a named
+    thread (``"user-42"``) executes on the UUID that name maps to, and reads
+    back under the name.
+    """
+
+    _thread_name: str
+
+    @property
+    def thread_id(self) -> str:
+        """The id of the thread this run executes on, as the caller named it."""
+        return self._thread_name
+
+    def snapshot(self) -> RunSnapshot:
+        """Return the run's current status, interrupts and latest values. Never waits."""
+        return replace(super().snapshot(), thread_id=self._thread_name)  # type: ignore[misc]  # a mixin over the run streams
+
+
+class _NamedRunStream(_NamedThread, RemoteGraphRunStream):
+    pass
+
+
+class _NamedAsyncRunStream(_NamedThread, AsyncRemoteGraphRunStream):
+    pass
+
+
 @guard_methods
 class RemoteGraph(_UpstreamRemoteGraph):
     """A graph deployed on a LangGraph server, usable like a local compiled graph.
@@ -79,8 +108,19 @@ class RemoteGraph(_UpstreamRemoteGraph):
     ``output``/``interrupted``/``interrupts``, ``abort()``, ``interleave``. The
     v1/v2 methods (``invoke``, ``stream``, ``get_state``, ``update_state``, ...)
     are langgraph's own ``RemoteGraph``'s, guarded: each checks its config
-    (and thread id) before sending anything, waits no longer than
-    ``timeouts``, and raises ``RemoteGraphError``s instead of httpx's errors.
+    before sending anything, waits no longer than ``timeouts``, and raises
+    ``RemoteGraphError``s instead of httpx's errors.
+
+    Thread ids are what they are locally: any string (``"user-42"``,
+    ``"tenant/7"``), a UUID, or another value read as ``str(value)``. The
+    server accepts only UUIDs, so every method sends a thread id that is not a
+    UUID as the UUID ``map_thread_id`` maps it to (by default a UUID5 under
+    ``remote_graph.THREAD_ID_NAMESPACE``: the same name always reaches the
+    same server thread), and reads results back under the caller's id:
+    ``run.thread_id``, ``run.snapshot().thread_id``, the ``config`` and
+    ``parent_config`` of the ``StateSnapshot``s ``get_state`` and
+    ``get_state_history`` return, the config ``update_state`` returns.
+    ``server_thread_id(thread_id)`` tells which server thread an id names.
 
     Example:
         ```python
@@ -119,7 +159,14 @@ class RemoteGraph(_UpstreamRemoteGraph):
             request the default clients send for the other methods.
         child_thread_id: Maps (parent thread id, task checkpoint namespace) to
             the server thread this graph runs on when a local parent graph
-            calls it; see ``remote_graph.nesting``.
+            calls it; see ``remote_graph.nesting``. What it returns is a thread
+            id like any other: a name is mapped by ``map_thread_id``.
+        map_thread_id: Maps a thread id that is not a UUID (``str(thread_id)``)
+            to the UUID (a ``uuid.UUID`` or its string) of the server thread
+            it names; it must be deterministic, or a thread cannot be found
+            again. Defaults to ``remote_graph.default_map_thread_id``,
+            ``uuid5(THREAD_ID_NAMESPACE, thread_id)``. UUIDs are never passed
+            to it: they name their own server thread.
 
     Inside a local parent (as a node, or invoked in a node without its own
     ``thread_id``), ``invoke`` / ``ainvoke`` run like a local subgraph: the
@@ -145,12 +192,15 @@ class RemoteGraph(_UpstreamRemoteGraph):
         stream_transformers: Sequence[TransformerFactory] = (),
         timeouts: Timeouts | None = None,
         child_thread_id: ChildThreadId = default_child_thread_id,
+        map_thread_id: ThreadIdMap = default_map_thread_id,
     ) -> None:
         if not isinstance(assistant_id, str) or not assistant_id:
             raise ValueError(f"assistant_id must be a non-empty string, got {assistant_id!r}")
+        if not callable(map_thread_id):
+            raise TypeError(f"map_thread_id must be callable, got {type(map_thread_id).__name__}")
         check_config(config)
         if (thread_id := ((config or {}).get("configurable") or {}).get("thread_id")) is not None:
-            check_thread_id(thread_id)
+            server_thread_id(thread_id, map_thread_id)
         timeouts = timeouts if timeouts is not None else Timeouts()
         # Set before upstream's __init__, which assigns client and sync_client
         # (properties here); url is kept from it so it builds no clients itself.
@@ -172,6 +222,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
         if not callable(child_thread_id):
             raise TypeError(f"child_thread_id must be callable, got {type(child_thread_id).__name__}")
         self.child_thread_id = child_thread_id
+        self.map_thread_id = map_thread_id
         self._output_schema = OutputSchema()
 
     def copy(self, update: dict[str, Any]) -> RemoteGraph:
@@ -189,6 +240,15 @@ class RemoteGraph(_UpstreamRemoteGraph):
         else:
             copy._clients = self._clients
         return copy
+
+    def server_thread_id(self, thread_id: str | UUID) -> str:
+        """The UUID of the server thread ``thread_id`` names, as every method sends it.
+
+        A UUID is itself (in canonical form); any other id is
+        ``map_thread_id(str(thread_id))``. Use it to reach a named thread
+        through the SDK or LangGraph Studio.
+        """
+        return server_thread_id(thread_id, self.map_thread_id, "thread_id")
 
     # --- SDK clients -------------------------------------------------------------
 
@@ -288,7 +348,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
 
     def _nested(self, input: Any, config: RunnableConfig | None, kwargs: dict[str, Any]) -> tuple[ParentTask, RunDriver, RunOptions] | None:
         merged = ensure_config(self.config, config)
-        task = parent_task(merged, self.child_thread_id)
+        task = parent_task(merged, self.child_thread_id, self.map_thread_id)
         if task is None:
             return None
         rest = dict(kwargs)
@@ -319,10 +379,13 @@ class RemoteGraph(_UpstreamRemoteGraph):
         ]
         return StreamMux(factories=factories, scope=(), is_async=is_async)
 
-    def _driver(self, input: Any, config: RunnableConfig | None, options: RunOptions) -> RunDriver:
-        thread_id, wire, thread_given = wire_config(merge_configs(self.config, config))
+    def _driver(self, input: Any, config: RunnableConfig | None, options: RunOptions) -> tuple[RunDriver, str]:
+        """The run's driver, on the server thread, and the thread id the caller knows it by."""
+        merged = merge_configs(self.config, config)
+        thread_id, wire, thread_given = wire_config(merged, lambda value: server_thread_id(value, self.map_thread_id))
         plan = StartPlan(assistant_id=self.assistant_id, input=input, config=wire, options=options, thread_given=thread_given)
-        return RunDriver(plan, thread_id, timeouts=self.timeouts)
+        name = thread_name(merged["configurable"]["thread_id"]) if thread_given else thread_id
+        return RunDriver(plan, thread_id, timeouts=self.timeouts), name
 
     def _headers(self, options: RunOptions) -> dict[str, str] | None:
         if not self.distributed_tracing:
@@ -368,8 +431,10 @@ class RemoteGraph(_UpstreamRemoteGraph):
         Args:
             input: The graph input, or a ``Command(resume=...)`` to resume.
             config: Run config; ``configurable.thread_id`` selects the thread
-                (a new one is created when it is absent) and
-                ``configurable.checkpoint_id`` forks from that checkpoint.
+                (a new one is created when it is absent; an id that is not a
+                UUID is mapped to one by ``map_thread_id``, and ``run.thread_id``
+                reads it back as given) and ``configurable.checkpoint_id``
+                forks from that checkpoint.
             version: ``"v3"`` for run streams; other versions are upstream's.
             transformers: Extra ``StreamTransformer`` factories, applied on
                 the client to the remote run's events.
@@ -384,12 +449,14 @@ class RemoteGraph(_UpstreamRemoteGraph):
         reject_v3_invariant_kwargs(kwargs)
         options = RunOptions.from_kwargs(kwargs)
         mux = self._mux(transformers, is_async=False)
-        driver = self._driver(input, config, options)
+        driver, name = self._driver(input, config, options)
         sync_client = self._validate_sync_client()
         source = SyncRunSource(sync_client.http.client, driver, self._headers(options))
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="The v3 streaming protocol on Pregel is experimental.")
-            return RemoteGraphRunStream(source, mux, driver)
+            run = _NamedRunStream(source, mux, driver)
+        run._thread_name = name
+        return run
 
     @overload  # type: ignore[override]
     def astream_events(
@@ -442,9 +509,11 @@ class RemoteGraph(_UpstreamRemoteGraph):
         options: RunOptions,
     ) -> AsyncRemoteGraphRunStream:
         mux = self._mux(transformers, is_async=True)
-        driver = self._driver(input, config, options)
+        driver, name = self._driver(input, config, options)
         client = self._validate_client()
         source = AsyncRunSource(client.http.client, driver, self._headers(options), owner=self._clients)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="The v3 streaming protocol on Pregel is experimental.")
-            return AsyncRemoteGraphRunStream(source, mux, driver)
+            run = _NamedAsyncRunStream(source, mux, driver)
+        run._thread_name = name
+        return run

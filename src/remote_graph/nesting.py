@@ -11,8 +11,10 @@ and the task's checkpoint namespace (node name and task id). It is therefore
 stable across an interrupt and its resume, fresh on each new parent turn (as a
 local subgraph's checkpoint namespace is), never the parent's own thread, and
 valid for any parent thread id, UUID or not. Pass ``child_thread_id=`` to
-``RemoteGraph`` to choose another mapping, or call the child with its own
-``thread_id`` to address that thread directly, as a local child would.
+``RemoteGraph`` to choose another mapping (it may return any thread id: one
+that is not a UUID is mapped to one by the graph's ``map_thread_id``, as every
+thread id is), or call the child with its own ``thread_id`` to address that
+thread directly, as a local child would.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from uuid import UUID, uuid5
 from langchain_core.runnables import RunnableConfig
 
 from remote_graph._core.nested import ParentResume
-from remote_graph._core.thread_ids import check_thread_id
+from remote_graph._core.thread_ids import ThreadIdMap, default_map_thread_id, server_thread_id
 from remote_graph._private import (
     CONFIG_KEY_CHECKPOINT_NS,
     CONFIG_KEY_RESUME_MAP,
@@ -83,8 +85,15 @@ class ParentTask:
     consume_resume: Callable[[], None] = lambda: None
 
 
-def parent_task(config: RunnableConfig, child_thread_id: ChildThreadId = default_child_thread_id) -> ParentTask | None:
+def parent_task(
+    config: RunnableConfig,
+    child_thread_id: ChildThreadId = default_child_thread_id,
+    map_thread_id: ThreadIdMap = default_map_thread_id,
+) -> ParentTask | None:
     """The parent task ``config`` (already merged with the ambient config) runs in, if any.
+
+    The child's thread is ``child_thread_id(parent thread id, namespace)``, as
+    a server thread: a UUID as it is, any other id through ``map_thread_id``.
 
     A config with its own checkpoint coordinate (a ``thread_id``, say) has no
     task id left after merging, so it addresses its own lineage: ``None``.
@@ -108,13 +117,12 @@ def parent_task(config: RunnableConfig, child_thread_id: ChildThreadId = default
     if conf.get(CONFIG_KEY_RESUMING):
         value: Any = scratchpad.get_null_resume(False) if isinstance(scratchpad, PregelScratchpad) else None
         resume = ParentResume(by_id=dict(conf.get(CONFIG_KEY_RESUME_MAP) or {}), **({} if value is None else {"value": value}))
-    thread_id = child_thread_id(str(conf.get("thread_id") or ""), checkpoint_ns)
-    if not isinstance(thread_id, str) or not thread_id:
-        raise TypeError(f"child_thread_id must return a non-empty str thread id, got {thread_id!r}")
-    check_thread_id(thread_id, "the thread id child_thread_id returned")
+    child = child_thread_id(str(conf.get("thread_id") or ""), checkpoint_ns)
+    if not isinstance(child, (str, UUID)) or not child:
+        raise TypeError(f"child_thread_id must return a non-empty str (or UUID) thread id, got {child!r}")
     return ParentTask(
         ns=tuple(checkpoint_ns.split(NS_SEP)) if checkpoint_ns else (),
-        thread_id=thread_id,
+        thread_id=server_thread_id(child, map_thread_id, "the thread id child_thread_id returned"),
         write=write,
         modes=frozenset(getattr(stream, "modes", ()) or ()),
         v3_messages=bool(conf.get(CONFIG_KEY_STREAM_MESSAGES_V2)),

@@ -13,6 +13,7 @@ import inspect
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
+from uuid import uuid5
 
 import httpx
 import pytest
@@ -28,7 +29,7 @@ from remote_graph import (
     RemoteTimeoutError,
     Timeouts,
 )
-from remote_graph._core.thread_ids import check_thread_id
+from remote_graph._core.thread_ids import THREAD_ID_NAMESPACE
 from remote_graph._guard import GUARDED
 from tests.fake_servers import SilentServer
 
@@ -158,18 +159,45 @@ def test_a_config_that_is_not_a_mapping_is_a_type_error_naming_it(
         call(nothing_sent.graph(), config)
 
 
+def _not_found(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(404, json={"detail": "no such thread"})
+
+
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize(("name", "call", "_"), CALLS, ids=ids(CALLS))
 @pytest.mark.parametrize(
-    ("thread_id", "error"),
-    [(".", ValueError), ("..", ValueError), ("", ValueError), ("a/b", ValueError), (5, TypeError)],
-    ids=["dot", "dotdot", "empty", "slash", "int"],
+    ("thread_id", "named"),
+    [("user-42", "user-42"), (".", "."), ("..", ".."), ("", ""), ("a/b", "a/b"), ("../runs", "../runs"), (5, "5")],
+    ids=["name", "dot", "dotdot", "empty", "slash", "dotdot-slash", "int"],
 )
-def test_a_thread_id_the_url_would_mangle_is_refused_before_sending(
-    nothing_sent: MockServer, name: str, call: Call, _: bool, thread_id: Any, error: type[Exception]
-) -> None:
-    with pytest.raises(error, match="configurable.thread_id"):
-        call(nothing_sent.graph(), on_thread(thread_id))
+def test_a_thread_id_that_is_not_a_uuid_is_sent_as_its_uuid5(name: str, call: Call, _: bool, thread_id: Any, named: str) -> None:
+    # Locally each of these names a thread (str(thread_id)); the server takes
+    # only UUIDs, so every method addresses the name's UUID5, and no id can
+    # reach the URL path mangled (a dot segment, an empty or split segment).
+    server = MockServer(_not_found)
+    with pytest.raises(RemoteCommandError):
+        call(server.graph(), on_thread(thread_id))
+    assert server.requests
+    expected = f"/threads/{uuid5(THREAD_ID_NAMESPACE, named)}/"
+    assert all(request.url.path.startswith(expected) for request in server.requests), [r.url.path for r in server.requests]
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(("name", "call", "_"), CALLS, ids=ids(CALLS))
+@pytest.mark.parametrize("thread_id", [THREAD, THREAD.upper(), "{" + THREAD + "}", THREAD.replace("-", "")], ids=["canonical", "upper", "braces", "hex"])
+def test_a_uuid_thread_id_is_sent_as_itself(name: str, call: Call, _: bool, thread_id: str) -> None:
+    server = MockServer(_not_found)
+    with pytest.raises(RemoteCommandError):
+        call(server.graph(), on_thread(thread_id))
+    assert server.requests
+    assert all(request.url.path.startswith(f"/threads/{THREAD}/") for request in server.requests)
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(("name", "call", "_"), CALLS, ids=ids(CALLS))
+def test_a_map_that_returns_no_uuid_is_refused_before_sending(nothing_sent: MockServer, name: str, call: Call, _: bool) -> None:
+    with pytest.raises(ValueError, match="map_thread_id must return a UUID.*'user-42'"):
+        call(nothing_sent.graph(map_thread_id=lambda thread_id: f"x-{thread_id}"), on_thread("user-42"))
 
 
 @pytest.mark.timeout(10)
@@ -183,12 +211,22 @@ def test_a_thread_method_without_a_thread_names_the_missing_thread_id(
 
 
 @pytest.mark.timeout(10)
-def test_a_bad_thread_id_in_the_graphs_own_config_is_refused(nothing_sent: MockServer) -> None:
-    with pytest.raises(ValueError, match="configurable.thread_id"):
-        nothing_sent.graph(config=on_thread(".."))
-    graph = nothing_sent.graph(config={"configurable": {"user": "u"}})
-    with pytest.raises(ValueError, match="configurable.thread_id"):
-        graph.with_config(on_thread(".."))
+def test_a_thread_id_in_the_graphs_own_config_is_mapped_like_any_other() -> None:
+    server = MockServer(_not_found)
+    graph = server.graph(config=on_thread("user-42"))
+    with pytest.raises(RemoteCommandError):
+        graph.get_state({"configurable": {"user": "u"}})
+    with pytest.raises(RemoteCommandError):
+        graph.with_config({"configurable": {"thread_id": ".."}}).invoke(INPUT)
+    assert [r.url.path.split("/")[2] for r in server.requests] == [
+        str(uuid5(THREAD_ID_NAMESPACE, "user-42")), str(uuid5(THREAD_ID_NAMESPACE, "..")),
+    ]
+    # A map that returns no UUID fails at construction, and in with_config.
+    with pytest.raises(ValueError, match="map_thread_id must return a UUID"):
+        server.graph(config=on_thread("user-42"), map_thread_id=str.upper)
+    graph = server.graph(map_thread_id=str.upper)
+    with pytest.raises(ValueError, match="map_thread_id must return a UUID"):
+        graph.with_config(on_thread("user-42"))
 
 
 @pytest.mark.parametrize(
@@ -205,15 +243,6 @@ def test_a_bad_thread_id_in_the_graphs_own_config_is_refused(nothing_sent: MockS
 def test_a_url_that_is_not_http_fails_at_construction_naming_it(url: str, named: str) -> None:
     with pytest.raises(ValueError, match=f"url.*{named}"):
         RemoteGraph("linear", url=url)
-
-
-@pytest.mark.parametrize(
-    ("value", "expected"),
-    [("abc", "abc"), ("a?b c%", "a?b c%"), ("...", "..."), ("x" * 1000, "x" * 1000)],
-    ids=["plain", "quoted-by-sdk", "three-dots", "long"],
-)
-def test_thread_ids_the_path_keeps_intact_pass(value: str, expected: str) -> None:
-    assert check_thread_id(value) == expected
 
 
 # --- B: transport and HTTP errors are the library's, with their cause -------------------

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+from uuid import uuid5
+
 import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.types import Command, Send
 
 from remote_graph._core.commands import RunOptions, StartPlan, wire_config
+from remote_graph._core.thread_ids import THREAD_ID_NAMESPACE
 
 STATE_ONE = {"tasks": [{"interrupts": [{"id": "i1", "value": "q"}]}], "interrupts": [{"id": "i1", "value": "q"}]}
 STATE_TWO = {"tasks": [{"interrupts": [{"id": "a"}]}, {"interrupts": [{"id": "b"}]}]}
@@ -92,9 +95,10 @@ def test_wire_config_keeps_checkpoint_id_and_drops_process_local_keys() -> None:
     thread, config, given = wire_config(
         {"configurable": {"thread_id": "t", "checkpoint_id": "c", "checkpoint_ns": "x", "__pregel_send": object(), "user": 1}, "callbacks": [object()], "tags": ["a"]}
     )
-    assert (thread, given) == ("t", True)
+    # A thread id that is not a UUID is sent as the UUID it maps to.
+    assert (thread, given) == (str(uuid5(THREAD_ID_NAMESPACE, "t")), True)
     assert config == {"configurable": {"checkpoint_id": "c", "user": 1}, "tags": ["a"]}
     _, _, given = wire_config(None)
     assert not given
-    with pytest.raises(ValueError, match="'/'"):
-        wire_config({"configurable": {"thread_id": "a/b"}})
+    thread, _, _ = wire_config({"configurable": {"thread_id": "a/b"}}, lambda value: f"mapped {value}")
+    assert thread == "mapped a/b"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID, uuid4
@@ -13,7 +13,7 @@ from langgraph.types import Command, Interrupt, Send
 from remote_graph._core.actions import Request
 from remote_graph._core.nested import ParentResume
 from remote_graph._core.revive import revive
-from remote_graph._core.thread_ids import check_thread_id
+from remote_graph._core.thread_ids import server_thread_id
 
 # Config keys that only make sense inside one process's Pregel loop.
 _PROCESS_LOCAL_KEYS = frozenset({"checkpoint_ns", "checkpoint_map", "task_id", "__pregel_strict_resume"})
@@ -113,13 +113,17 @@ def _primitive(value: Any) -> Any:
     return None
 
 
-def wire_config(config: Mapping[str, Any] | None) -> tuple[str, dict[str, Any], bool]:
-    """Split a RunnableConfig into the thread id, the JSON config to send, and
-    whether the caller named the thread (a fresh id is minted otherwise).
+def wire_config(
+    config: Mapping[str, Any] | None, to_server: Callable[[object], str] = server_thread_id
+) -> tuple[str, dict[str, Any], bool]:
+    """Split a RunnableConfig into the server thread id, the JSON config to send,
+    and whether the caller named the thread (a fresh id is minted otherwise).
 
-    Callbacks, callables and other in-process objects cannot cross the wire
-    and are dropped; ``checkpoint_id`` is kept, so a fork or replay reaches
-    the server.
+    The caller's ``configurable.thread_id`` becomes the server's through
+    ``to_server`` (``_core.thread_ids.server_thread_id`` by default: a UUID
+    stays itself, any other id is mapped to one). Callbacks, callables and
+    other in-process objects cannot cross the wire and are dropped;
+    ``checkpoint_id`` is kept, so a fork or replay reaches the server.
     """
     config = dict(config or {})
     configurable = dict(config.get("configurable") or {})
@@ -138,7 +142,7 @@ def wire_config(config: Mapping[str, Any] | None) -> tuple[str, dict[str, Any], 
         out["configurable"] = clean
     if thread_id is None:
         return str(uuid4()), out, False
-    return check_thread_id(thread_id), out, True
+    return to_server(thread_id), out, True
 
 
 @dataclass
