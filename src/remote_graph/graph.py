@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
 from typing import Any, Literal, overload
 from uuid import UUID, uuid4
 
@@ -35,7 +34,7 @@ from remote_graph._private import (
 from remote_graph._sync import SyncRunSource
 from remote_graph.errors import RemoteRunError
 from remote_graph.nesting import ChildThreadId, ParentTask, default_child_thread_id, parent_task
-from remote_graph.streams import AsyncRemoteGraphRunStream, RemoteGraphRunStream, RunSnapshot
+from remote_graph.streams import AsyncRemoteGraphRunStream, RemoteGraphRunStream
 from remote_graph.transformers import RemoteMessagesTransformer
 
 __all__ = ["RemoteGraph"]
@@ -67,34 +66,6 @@ def _node_result(task: ParentTask, run: NestedRun, driver: RunDriver, version: s
     return GraphOutput(value=output, interrupts=()) if version == "v2" else output
 
 TransformerFactory = Callable[[tuple[str, ...]], Any]
-
-
-class _NamedThread:
-    """A run stream that reports the caller's thread id, not the server thread's UUID.
-
-    A local run's thread is the id the caller passed; a remote run on a named
-    thread (``"user-42"``) executes on the UUID that name maps to, and reads
-    back under the name.
-    """
-
-    _thread_name: str
-
-    @property
-    def thread_id(self) -> str:
-        """The id of the thread this run executes on, as the caller named it."""
-        return self._thread_name
-
-    def snapshot(self) -> RunSnapshot:
-        """Return the run's current status, interrupts and latest values. Never waits."""
-        return replace(super().snapshot(), thread_id=self._thread_name)  # type: ignore[misc]  # a mixin over the run streams
-
-
-class _NamedRunStream(_NamedThread, RemoteGraphRunStream):
-    pass
-
-
-class _NamedAsyncRunStream(_NamedThread, AsyncRemoteGraphRunStream):
-    pass
 
 
 @guard_methods
@@ -454,9 +425,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
         source = SyncRunSource(sync_client.http.client, driver, self._headers(options))
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="The v3 streaming protocol on Pregel is experimental.")
-            run = _NamedRunStream(source, mux, driver)
-        run._thread_name = name
-        return run
+            return RemoteGraphRunStream(source, mux, driver, thread_id=name)
 
     @overload  # type: ignore[override]
     def astream_events(
@@ -514,6 +483,4 @@ class RemoteGraph(_UpstreamRemoteGraph):
         source = AsyncRunSource(client.http.client, driver, self._headers(options), owner=self._clients)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="The v3 streaming protocol on Pregel is experimental.")
-            run = _NamedAsyncRunStream(source, mux, driver)
-        run._thread_name = name
-        return run
+            return AsyncRemoteGraphRunStream(source, mux, driver, thread_id=name)

@@ -91,6 +91,8 @@ class _RemoteRunMixin:
     _driver: RunDriver
     _mux: StreamMux
     _latest: Any
+    # The thread as the caller named it; the run executes on the UUID it maps to.
+    _thread_name: str
 
     @property
     def run_id(self) -> str | None:
@@ -99,8 +101,8 @@ class _RemoteRunMixin:
 
     @property
     def thread_id(self) -> str:
-        """The id of the thread this run executes on."""
-        return self._driver.thread_id
+        """The id of the thread this run executes on, as the caller named it."""
+        return self._thread_name
 
     def snapshot(self) -> RunSnapshot:
         """Return the run's current status, interrupts and latest values. Never waits."""
@@ -108,7 +110,7 @@ class _RemoteRunMixin:
         return RunSnapshot(
             status=state.status,
             run_id=self._driver.run_id,
-            thread_id=self._driver.thread_id,
+            thread_id=self._thread_name,
             values=self._latest,
             interrupts=list(self._driver.interrupts),
             error=state.error if state.error is not None else self._mux._events._error,
@@ -125,8 +127,9 @@ class RemoteGraphRunStream(_RemoteRunMixin, GraphRunStream):
     collects it.
     """
 
-    def __init__(self, source: SyncRunSource, mux: StreamMux, driver: RunDriver) -> None:
+    def __init__(self, source: SyncRunSource, mux: StreamMux, driver: RunDriver, *, thread_id: str | None = None) -> None:
         self._driver = driver
+        self._thread_name = driver.thread_id if thread_id is None else thread_id
         super().__init__(source, mux)
         weakref.finalize(self, _close_dropped, source)
 
@@ -148,8 +151,11 @@ class AsyncRemoteGraphRunStream(_RemoteRunMixin, AsyncGraphRunStream):
     ``interleave`` that local async streams lack.
     """
 
-    def __init__(self, source: AsyncRunSource, mux: StreamMux, driver: RunDriver) -> None:
+    def __init__(
+        self, source: AsyncRunSource, mux: StreamMux, driver: RunDriver, *, thread_id: str | None = None
+    ) -> None:
         self._driver = driver
+        self._thread_name = driver.thread_id if thread_id is None else thread_id
         super().__init__(source, mux)
         finalizer = weakref.finalize(self, _aclose_dropped, source, asyncio.get_running_loop())
         # At interpreter exit the loop is gone; nothing can be awaited then.
