@@ -174,6 +174,10 @@ class SdkClients:
                 url=settings.url, api_key=settings.api_key, headers=settings.headers, timeout=http_timeout(settings.timeouts)
             )
         weakref.finalize(self, _finish_closed, self._loops)
+        if settings.sync_client is None and self._sync is not None:
+            # Built here, so closed here: its pooled sockets would otherwise stay
+            # open until the collector finds them (a ResourceWarning each).
+            weakref.finalize(self, self._sync.http.client.close)
 
     def derive(self, **changes: Any) -> SdkClients:
         """A new set from these settings with ``changes`` applied; no client is shared."""

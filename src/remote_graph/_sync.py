@@ -24,8 +24,13 @@ logger = logging.getLogger("remote_graph")
 class SyncRunSource(Iterator[Part]):
     """Iterator of stream parts for one remote run (the local ``graph_iter``)."""
 
-    def __init__(self, http: httpx.Client, driver: RunDriver, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, http: httpx.Client, driver: RunDriver, headers: dict[str, str] | None = None, *, owner: object = None
+    ) -> None:
         self._http = http
+        # What keeps ``http`` open: the graph's clients close it when collected,
+        # and a run stream may outlive the graph that started it.
+        self._owner = owner
         self._driver = driver
         self._headers = headers or {}
         self._response: httpx.Response | None = None

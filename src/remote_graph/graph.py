@@ -294,7 +294,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
             return super().invoke(input, config, **kwargs)
         task, driver, options = nested
         run = _nested_run(task)
-        source = SyncRunSource(self._validate_sync_client().http.client, driver, self._headers(options))
+        source = SyncRunSource(self._validate_sync_client().http.client, driver, self._headers(options), owner=self._clients)
         try:
             for part in source:
                 _write(task, run.feed(part))
@@ -422,7 +422,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
         mux = self._mux(transformers, is_async=False)
         driver, name = self._driver(input, config, options)
         sync_client = self._validate_sync_client()
-        source = SyncRunSource(sync_client.http.client, driver, self._headers(options))
+        source = SyncRunSource(sync_client.http.client, driver, self._headers(options), owner=self._clients)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="The v3 streaming protocol on Pregel is experimental.")
             return RemoteGraphRunStream(source, mux, driver, thread_id=name)
