@@ -313,8 +313,12 @@ class DockerServer:
                 errors.append(f"remove container: {exc}")
         built, self._built = self._built, None
         if built is not None and not self.keep_image and self._client is not None:
+            from docker.errors import ImageNotFound  # noqa: PLC0415
+
             try:
                 self._client.images.remove(built, noprune=False)
+            except ImageNotFound:
+                pass  # a build that failed tagged nothing
             except Exception as exc:
                 errors.append(f"remove image {built}: {exc}")
         if self._own_client and self._client is not None:
