@@ -353,6 +353,7 @@ def test_cutting_proxy_cuts_event_streams_only(server_url: str) -> None:
 # --- long thread: many turns, many events each ----------------------------------------------
 
 
+@pytest.mark.soak
 @pytest.mark.timeout(240)  # 40 runs at about 1 s of server pickup each
 def test_long_thread_every_event_once_in_order(server_url: str, drive: Drive) -> None:
     """40 turns of 100 custom events on one thread: each turn's events exactly once and
@@ -370,6 +371,7 @@ def test_long_thread_every_event_once_in_order(server_url: str, drive: Drive) ->
 # --- cut connections ---------------------------------------------------------------------
 
 
+@pytest.mark.soak
 @pytest.mark.timeout(420)  # 15 runs; measured about 100 s with 45-90 cuts per run
 def test_cut_connections_lose_and_repeat_nothing(server_url: str, drive: Drive) -> None:
     """15 runs of 400-600 custom events through a proxy that cuts every event stream
@@ -627,6 +629,7 @@ def test_one_graph_used_by_four_threads_each_with_its_own_loop(server_url: str) 
 # --- a slow consumer --------------------------------------------------------------------------------
 
 
+@pytest.mark.soak
 @pytest.mark.timeout(180)  # about 21 s of 2 ms reads + the 40 s pause + two runs' pickup
 def test_slow_consumer_gets_every_event_in_bounded_memory(server_url: str, drive: Drive) -> None:
     """10,000 custom events read at 2 ms each, with one 40 s pause halfway (longer than the
@@ -664,6 +667,7 @@ def test_slow_consumer_gets_every_event_in_bounded_memory(server_url: str, drive
 EXIT_MODES = ("with-exit", "with-raise", "break", "abort")
 
 
+@pytest.mark.soak
 @pytest.mark.timeout(300)  # 60 runs at about 1 s of server pickup each
 def test_leaving_early_stops_the_server_run(server_url: str, drive: Drive, server: Server) -> None:
     """60 runs of ``slow`` (5 s each if left alone) left after the first tick: by leaving
@@ -736,6 +740,7 @@ def resources() -> tuple[int, int, float]:
     return threading.active_count(), open_fds(), rss_mb()
 
 
+@pytest.mark.soak
 @pytest.mark.timeout(1200)  # 600 sequential runs at about 1 s of server pickup each, plus the concurrent ones
 def test_no_leaks_over_many_runs(server_url: str) -> None:
     """300 sequential sync runs, 300 sequential async runs (one ``asyncio.run``), 50
