@@ -27,6 +27,7 @@ async def current_client(graph: RemoteGraph) -> LangGraphClient:
 def no_unraisable(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
     """Fail on exceptions raised where nothing can catch them (finalizers, ``__del__``)."""
     seen: list[Any] = []
+    gc.collect()  # what earlier tests left for the collector is theirs, not this test's
     monkeypatch.setattr(sys, "unraisablehook", seen.append)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)
