@@ -8,22 +8,20 @@ Installed with the package (entry point ``pytest11``). It adds
   (``DockerServer``), a URL uses a server that is already running;
 - the session fixture ``remote_graph_server``: the server's base URL;
 - on a failing test, the server's output from the test's start (the tail of it) as a
-  report section, so it shows next to the failure.
+  report section, so it shows next to the failure. A line the server writes just
+  after a test ends (the access log of its last request, say) shows with the next one.
 
 Settings (command line, else ini, else environment, else default):
 
-=============================  ==============================  ===========================================
-option                         ini                             meaning
-=============================  ==============================  ===========================================
-``--remote-graph-config``      ``remote_graph_config``         the ``langgraph.json`` served (relative to
-                                                               the ini file; default ``langgraph.json``)
-``--remote-graph-base-image``  ``remote_graph_base_image``     docker: base image (``$REMOTE_GRAPH_BASE_IMAGE``,
-                                                               default ``python:3.12-slim``)
-``--remote-graph-keep-image``                                  docker: keep the built image as a cache
-``--remote-graph-log-command``                                 URL: a command printing the server's logs
-                                                               (e.g. ``docker-compose ... logs --tail=200``)
-                               ``remote_graph_startup_timeout``  seconds to wait for ``GET /ok`` (default 120)
-=============================  ==============================  ===========================================
+- ``--remote-graph-config`` / ini ``remote_graph_config``: the ``langgraph.json`` the
+  embedded and Docker servers serve, relative to the ini file (default ``langgraph.json``);
+- ``--remote-graph-base-image`` / ini ``remote_graph_base_image`` /
+  ``$REMOTE_GRAPH_BASE_IMAGE``: the Docker server's base image (default ``python:3.12-slim``);
+- ``--remote-graph-keep-image``: keep the Docker server's image as a build cache;
+- ``--remote-graph-log-command``: with a URL, a command printing the server's logs
+  (e.g. ``docker-compose -f compose/docker-compose.yml logs --no-color --tail=200``),
+  run for a failing test;
+- ini ``remote_graph_startup_timeout``: seconds to wait for ``GET /ok`` (default 120).
 """
 
 from __future__ import annotations

@@ -94,10 +94,13 @@ def test_a_failing_test_shows_the_containers_log(tmp_path: Path, docker_base: st
 
     from tests.conftest import APP
 
+    # The server logs a request after answering it: the passing test gives that line
+    # time to land, or it could show with the next test.
     (tmp_path / "test_inner.py").write_text(
-        "import httpx\n"
+        "import httpx, time\n"
         "def test_passes(remote_graph_server):\n"
         "    httpx.get(remote_graph_server + '/assistants/earlier-test-xyz', timeout=10)\n"
+        "    time.sleep(1)\n"
         "def test_fails(remote_graph_server):\n"
         "    httpx.get(remote_graph_server + '/assistants/no-such-assistant-xyz', timeout=10)\n"
         "    assert False, 'planned failure'\n"
