@@ -44,8 +44,10 @@ _V3_STREAM_MODES = ("values", "updates", "messages", "custom", "tasks", "checkpo
 
 
 def _node_names(name: str, value: Any) -> list[str] | str | None:
-    if value is None or value == "*":
-        return value
+    if value is None:
+        return None
+    if value == "*":
+        return "*"
     if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise TypeError(f"{name} must be '*' or a list of node names, got {value!r}")
     return list(value)
@@ -199,7 +201,7 @@ class StartPlan:
 
     def _continue_for_parent(
         self, resume: ParentResume, state: Mapping[str, Any] | None, pending: list[dict[str, Any]]
-    ) -> tuple[Command | None, Any]:
+    ) -> tuple[Command[Any] | None, Any]:
         """What a resumed parent task sends: as a local child, continue from the
         child's checkpoint instead of starting over from the input.
 
@@ -217,7 +219,7 @@ class StartPlan:
         has_checkpoint = isinstance(state, Mapping) and bool(state.get("checkpoint"))
         return None, (None if has_checkpoint else self.input)
 
-    def _run_body(self, command: Command | None, run_input: Any) -> dict[str, Any]:
+    def _run_body(self, command: Command[Any] | None, run_input: Any) -> dict[str, Any]:
         config = dict(self.config)
         configurable = {**(config.get("configurable") or {}), _V3_MARKER: True}
         config["configurable"] = configurable
@@ -264,7 +266,7 @@ class StartPlan:
         )
 
 
-def _command_payload(command: Command) -> dict[str, Any]:
+def _command_payload(command: Command[Any]) -> dict[str, Any]:
     payload: dict[str, Any] = {}
     if command.resume is not None:
         payload["resume"] = command.resume
