@@ -133,6 +133,10 @@ class RemoteGraphRunStream(_RemoteRunMixin, GraphRunStream):
         super().__init__(source, mux)
         weakref.finalize(self, _close_dropped, source)
 
+    def __enter__(self) -> RemoteGraphRunStream:
+        # langgraph types its __enter__ as the base class; `with ... as run` keeps ours.
+        return self
+
     def wait(self) -> RunStatus:
         """Drive the run until it pauses for input or ends, and return its status.
 
@@ -160,6 +164,10 @@ class AsyncRemoteGraphRunStream(_RemoteRunMixin, AsyncGraphRunStream):
         finalizer = weakref.finalize(self, _aclose_dropped, source, asyncio.get_running_loop())
         # At interpreter exit the loop is gone; nothing can be awaited then.
         finalizer.atexit = False
+
+    async def __aenter__(self) -> AsyncRemoteGraphRunStream:
+        # langgraph types its __aenter__ as the base class; `async with ... as run` keeps ours.
+        return self
 
     async def wait(self) -> RunStatus:
         """Drive the run until it pauses for input or ends, and return its status.
