@@ -7,22 +7,27 @@ and a module-level compiled graph that ``langgraph.json`` points the server at.
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 import random
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, ToolMessage
 from langchain_core.outputs import ChatGenerationChunk
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.runtime import Runtime
 from langgraph.stream.transformers import CustomTransformer, UpdatesTransformer
 from langgraph.types import Send, interrupt
+from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 
@@ -467,6 +472,64 @@ def build_pause_msgs() -> StateGraph:
     g.add_edge(START, "say")
     return g
 
+# --- context: runtime context read by a node, for each kind of context_schema --------
+
+
+@dataclass
+class Settings:
+    """A dataclass ``context_schema``: a dict context is coerced to it."""
+
+    user: str
+    currency: str = "USD"
+
+
+class SettingsDict(TypedDict, total=False):
+    """A ``TypedDict`` ``context_schema``: the context stays a dict."""
+
+    user: str
+    currency: str
+
+
+class SettingsModel(BaseModel):
+    """A pydantic ``context_schema``: a dict context is validated into it."""
+
+    user: str
+    currency: str = "USD"
+
+
+class ContextState(TypedDict):
+    seen: Annotated[list[Any], operator.add]
+
+
+def describe_context(context: Any) -> list[Any]:
+    """``[type name, fields]`` of a runtime context, as JSON."""
+    if dataclasses.is_dataclass(context) and not isinstance(context, type):
+        return [type(context).__name__, dataclasses.asdict(context)]
+    if isinstance(context, BaseModel):
+        return [type(context).__name__, context.model_dump()]
+    return [type(context).__name__, context]
+
+
+def build_context(schema: type[Any] = Settings) -> StateGraph:
+    """One node recording its runtime context and its config's ``configurable.tier``."""
+
+    def read(state: ContextState, runtime: Runtime[Any], config: RunnableConfig) -> dict[str, Any]:
+        return {"seen": [{"context": describe_context(runtime.context), "tier": config["configurable"].get("tier")}]}
+
+    g = StateGraph(ContextState, context_schema=schema)
+    g.add_node("read", read)
+    g.add_edge(START, "read")
+    return g
+
+
+def build_context_dict() -> StateGraph:
+    return build_context(SettingsDict)
+
+
+def build_context_model() -> StateGraph:
+    return build_context(SettingsModel)
+
+
 
 BUILDERS: dict[str, Callable[[], StateGraph]] = {
     "linear": build_linear,
@@ -484,6 +547,9 @@ BUILDERS: dict[str, Callable[[], StateGraph]] = {
     "ticks": build_ticks,
     "unicode": build_unicode,
     "pause_msgs": build_pause_msgs,
+    "context": build_context,
+    "context_dict": build_context_dict,
+    "context_model": build_context_model,
 }
 
 linear = build_linear().compile()
@@ -501,3 +567,6 @@ agent = build_agent().compile()
 ticks = build_ticks().compile()
 unicode = build_unicode().compile()
 pause_msgs = build_pause_msgs().compile()
+context = build_context().compile()
+context_dict = build_context_dict().compile()
+context_model = build_context_model().compile()

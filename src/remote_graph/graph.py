@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, Literal, overload
 from uuid import UUID, uuid4
 
@@ -20,6 +20,7 @@ from remote_graph._aio import AsyncRunSource
 from remote_graph._clients import ClientSettings, SdkClients
 from remote_graph._core.actions import Timeouts
 from remote_graph._core.commands import RunOptions, StartPlan, wire_config
+from remote_graph._core.context import context_payload
 from remote_graph._core.nested import NestedRun, OutputSchema
 from remote_graph._core.run import RunDriver
 from remote_graph._core.thread_ids import ThreadIdMap, default_map_thread_id, server_thread_id, thread_name
@@ -39,6 +40,9 @@ from remote_graph.transformers import RemoteMessagesTransformer
 
 __all__ = ["RemoteGraph"]
 
+
+# Marks a config whose configurable travels in the run's ``checkpoint`` field.
+_CONTEXT_CALL = "__remote_graph_context_call"
 
 _TASK_KEYS = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "run_id", "run_attempt"})
 
@@ -327,6 +331,9 @@ class RemoteGraph(_UpstreamRemoteGraph):
             raise ValueError(f"version must be 'v1' or 'v2', got {kwargs['version']!r}")
         if rest.pop("params", None) is not None:
             raise NotImplementedError("params= (extra query parameters) cannot be honoured by a remote run inside a parent task.")
+        if not rest.get("context"):
+            # As a local child given no context of its own inherits its parent's.
+            rest["context"] = task.context
         options = RunOptions.from_kwargs(rest)
         configurable = {k: v for k, v in (merged.get("configurable") or {}).items() if k not in ("thread_id", "checkpoint_id")}
         # The parent's task bookkeeping stays local; the server sets its own.
@@ -336,6 +343,47 @@ class RemoteGraph(_UpstreamRemoteGraph):
             assistant_id=self.assistant_id, input=input, config=wire, options=options, thread_given=True, parent_resume=task.resume
         )
         return task, RunDriver(plan, task.thread_id, timeouts=self.timeouts, output_schema=self._output_schema), options
+
+    # --- runtime context on upstream's runs ------------------------------------
+
+    def stream(self, input: Any, config: RunnableConfig | None = None, *, context: Any = None, **kwargs: Any) -> Iterator[Any]:
+        """langgraph's ``RemoteGraph.stream``, with ``context=`` as a local graph takes it.
+
+        ``context`` (a mapping, dataclass or pydantic instance) becomes the
+        run's runtime context, coerced on the server to the graph's
+        ``context_schema``; the config's ``configurable`` is sent beside it.
+        """
+        config, kwargs = self._context_call(config, context, kwargs)
+        yield from super().stream(input, config, **kwargs)
+
+    async def astream(self, input: Any, config: RunnableConfig | None = None, *, context: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
+        """Async variant of ``stream``."""
+        config, kwargs = self._context_call(config, context, kwargs)
+        async for chunk in super().astream(input, config, **kwargs):
+            yield chunk
+
+    def _context_call(self, config: RunnableConfig | None, context: Any, kwargs: dict[str, Any]) -> tuple[RunnableConfig | None, dict[str, Any]]:
+        """Upstream's arguments for a run with ``context``: the runs API refuses
+        ``context`` next to a ``configurable``, so the configurable goes in
+        ``checkpoint`` (see ``_core.context``)."""
+        payload = context_payload(context)
+        if payload is None:
+            return config, kwargs
+        configurable = dict(self._sanitize_config(merge_configs(self.config, config)).get("configurable") or {})
+        configurable.pop("thread_id", None)
+        config = {**(config or {}), "configurable": {**((config or {}).get("configurable") or {}), _CONTEXT_CALL: True}}
+        kwargs = {**kwargs, "context": payload}
+        if configurable:
+            kwargs["checkpoint"] = {**(kwargs.get("checkpoint") or {}), **configurable}
+        return config, kwargs
+
+    def _sanitize_config(self, config: RunnableConfig) -> RunnableConfig:
+        sanitized = super()._sanitize_config(config)
+        configurable = sanitized.get("configurable")
+        if configurable and configurable.get(_CONTEXT_CALL):
+            # A run with context: the rest of the configurable is in ``checkpoint``.
+            sanitized["configurable"] = {k: v for k, v in configurable.items() if k == "thread_id"}
+        return sanitized
 
     # --- v3 --------------------------------------------------------------------
 

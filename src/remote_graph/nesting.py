@@ -32,6 +32,7 @@ from remote_graph._private import (
     CONFIG_KEY_CHECKPOINT_NS,
     CONFIG_KEY_RESUME_MAP,
     CONFIG_KEY_RESUMING,
+    CONFIG_KEY_RUNTIME,
     CONFIG_KEY_SCRATCHPAD,
     CONFIG_KEY_STREAM,
     CONFIG_KEY_STREAM_MESSAGES_V2,
@@ -73,6 +74,8 @@ class ParentTask:
             config's ``lc_agent_name`` among it).
         consume_resume: Uses up the parent's plain resume value, as a local
             ``interrupt()`` that took it does.
+        context: The parent's runtime context, which a local child called
+            without its own ``context`` inherits (``None`` if it has none).
     """
 
     ns: tuple[str, ...]
@@ -83,6 +86,7 @@ class ParentTask:
     resume: ParentResume | None
     metadata: Mapping[str, Any]
     consume_resume: Callable[[], None] = lambda: None
+    context: Any = None
 
 
 def parent_task(
@@ -129,6 +133,7 @@ def parent_task(
         resume=resume,
         metadata={k: v for k, v in (config.get("metadata") or {}).items() if k in _TASK_METADATA_KEYS},
         consume_resume=consume,
+        context=getattr(conf.get(CONFIG_KEY_RUNTIME), "context", None),
     )
 
 

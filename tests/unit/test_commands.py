@@ -25,7 +25,10 @@ def test_a_run_starts_through_the_runs_api_marked_for_v3_events() -> None:
     req = start({"messages": [HumanMessage("hi")]}, metadata={"k": 1}, multitask_strategy="reject", interrupt_before=["b"])
     assert (req.method, req.path) == ("POST", "/threads/t/runs")
     body = req.json
-    assert body["config"]["configurable"]["__event_streaming_v2"] is True
+    # The configurable (the v3 marker with it) travels in ``checkpoint``, merged
+    # into it by the server, so that ``context`` can be sent beside it.
+    assert body["checkpoint"]["__event_streaming_v2"] is True and "configurable" not in body["config"]
+    assert "context" not in body
     assert body["stream_subgraphs"] and body["stream_resumable"] and body["if_not_exists"] == "create"
     assert body["multitask_strategy"] == "reject" and body["metadata"] == {"k": 1}
     assert body["interrupt_before"] == ["b"] and "interrupt_after" not in body
@@ -35,7 +38,7 @@ def test_a_run_starts_through_the_runs_api_marked_for_v3_events() -> None:
 def test_fork_target_is_sent_where_the_runs_api_reads_it() -> None:
     p = StartPlan(assistant_id="g", input=None, config={"configurable": {"checkpoint_id": "c1"}}, options=RunOptions())
     body = p.request("/threads/t", None).json
-    assert body["checkpoint_id"] == "c1" and body["config"]["configurable"]["checkpoint_id"] == "c1"
+    assert body["checkpoint_id"] == "c1" and body["checkpoint"]["checkpoint_id"] == "c1"
 
 
 def test_input_on_an_interrupted_thread_is_a_new_pass_not_a_resume() -> None:
@@ -78,8 +81,8 @@ def test_resume_by_id_map_and_ambiguity() -> None:
 
 
 def test_run_options_refuse_what_would_be_dropped() -> None:
-    with pytest.raises(NotImplementedError, match="runtime context"):
-        RunOptions.from_kwargs({"context": {"user": "u"}})
+    with pytest.raises(TypeError, match="context must be a mapping"):
+        RunOptions.from_kwargs({"context": object()})
     with pytest.raises(TypeError, match="interrupt_before"):
         RunOptions.from_kwargs({"interrupt_before": "a"})
     with pytest.raises(ValueError, match="durability"):

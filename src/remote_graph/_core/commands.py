@@ -11,6 +11,7 @@ from langgraph.errors import GraphInterrupt
 from langgraph.types import Command, Interrupt, Send
 
 from remote_graph._core.actions import Request
+from remote_graph._core.context import context_payload, place_configurable
 from remote_graph._core.nested import ParentResume
 from remote_graph._core.revive import revive
 from remote_graph._core.thread_ids import server_thread_id
@@ -24,10 +25,6 @@ MULTITASK_STRATEGIES = ("reject", "interrupt", "rollback", "enqueue")
 # that a remote run cannot honour. Honouring none of them silently is the rule,
 # so each one is refused with the reason.
 _UNSUPPORTED: dict[str, str] = {
-    "context": (
-        "the server cannot carry runtime context on a v3-streamed run: run.start drops it, and its runs "
-        "API refuses context next to the configurable marker that turns v3 events on"
-    ),
     "control": "RunControl drains an in-process loop; a remote run can only be cancelled (use run.abort())",
     "output_keys": "the server's runs have no output_keys",
     "print_mode": "print_mode prints from the in-process loop; there is none on the client",
@@ -63,6 +60,8 @@ class RunOptions:
     interrupt_before: list[str] | str | None = None
     interrupt_after: list[str] | str | None = None
     durability: str | None = None
+    # The run's runtime context, as the JSON object the server takes.
+    context: dict[str, Any] | None = None
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> RunOptions:
@@ -74,6 +73,7 @@ class RunOptions:
         before = _node_names("interrupt_before", rest.pop("interrupt_before", None))
         after = _node_names("interrupt_after", rest.pop("interrupt_after", None))
         durability = rest.pop("durability", None)
+        context = context_payload(rest.pop("context", None))
         for name, value in rest.items():
             if value is None:
                 continue  # an explicit None asks for nothing
@@ -94,6 +94,7 @@ class RunOptions:
             interrupt_before=before,
             interrupt_after=after,
             durability=durability,
+            context=context,
         )
 
 
@@ -248,7 +249,7 @@ class StartPlan:
         ):
             if value is not None:
                 body[key] = value
-        return body
+        return place_configurable(body, o.context)
 
     def _resume(self, resume: Any, pending: list[dict[str, Any]]) -> dict[str, Any]:
         """The resume map, ``{interrupt_id: value}``, for the interrupts answered."""

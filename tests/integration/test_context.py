@@ -1,0 +1,180 @@
+"""Runtime context conformance: ``context=`` on every method a local graph takes
+it on, for each kind of ``context_schema``, and inherited by a child inside a
+local parent, on [local, remote] x [sync, async].
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import graphs
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, StateGraph
+
+from remote_graph import RemoteGraph
+from tests.integration.lanes import Lane, Scenarios, compare, norm
+
+pytestmark = pytest.mark.integration
+
+SCENARIOS = Scenarios()
+scenario = SCENARIOS
+
+EMPTY = {"seen": []}
+ADA = {"user": "ada", "currency": "GBP"}
+SCHEMAS = ("context", "context_dict", "context_model")
+
+
+def config(lane: Lane, **configurable: Any) -> dict[str, Any]:
+    out = lane.thread()
+    out["configurable"].update(configurable)
+    return out
+
+
+def invoke(lane: Lane, graph: Any, input: Any, cfg: Any = None, **kwargs: Any) -> Any:
+    if lane.flavour == "sync":
+        return graph.invoke(input, cfg, **kwargs)
+    return lane.call(lambda: graph.ainvoke(input, cfg, **kwargs))
+
+
+def stream(lane: Lane, graph: Any, input: Any, cfg: Any = None, **kwargs: Any) -> list[Any]:
+    if lane.flavour == "sync":
+        return list(graph.stream(input, cfg, **kwargs))
+
+    async def go(parts: AsyncIterator[Any]) -> list[Any]:
+        return [part async for part in parts]
+
+    return lane.call(lambda: go(graph.astream(input, cfg, **kwargs)))
+
+
+def child(lane: Lane, name: str) -> Any:
+    if lane.kind == "local":
+        return graphs.BUILDERS[name]().compile()
+    return RemoteGraph(name, url=lane.server_url)
+
+
+def parent(lane: Lane, node: Any, schema: Any = graphs.Settings) -> Any:
+    g = StateGraph(graphs.ContextState, context_schema=schema)
+    g.add_node("child", node)
+    g.add_edge(START, "child")
+    return g.compile(checkpointer=InMemorySaver(), transformers=graphs.TRANSFORMERS)
+
+
+# --- 1. the v3 run streams ----------------------------------------------------------
+
+
+@scenario
+def v3_dict_context_is_coerced_to_each_schema(lane: Lane) -> Any:
+    out = {}
+    for name in SCHEMAS:
+        run = lane.start(lane.graph(name), EMPTY, config(lane, tier="gold"), context=ADA)
+        out[name] = lane.output(run)
+    return out
+
+
+@scenario
+def v3_instance_context(lane: Lane) -> Any:
+    dataclass_run = lane.start(lane.graph("context"), EMPTY, context=graphs.Settings(user="ada"))
+    model_run = lane.start(lane.graph("context_model"), EMPTY, context=graphs.SettingsModel(user="bo", currency="EUR"))
+    return [lane.output(dataclass_run), lane.output(model_run)]
+
+
+@scenario
+def v3_no_context_is_none(lane: Lane) -> Any:
+    # A graph whose context schema has no required field; with no context a
+    # local run's runtime.context is None, whatever the configurable holds.
+    run = lane.start(lane.graph("context_dict"), EMPTY, config(lane, tier="gold", user="bob"))
+    return lane.output(run)
+
+
+@scenario
+def v3_context_key_also_in_configurable(lane: Lane) -> Any:
+    run = lane.start(lane.graph("context_dict"), EMPTY, config(lane, tier="gold", user="bob"), context={"user": "ada"})
+    return lane.output(run)
+
+
+@scenario
+def v3_context_across_turns_of_a_thread(lane: Lane) -> Any:
+    graph, cfg = lane.graph("context"), config(lane)
+    lane.output(lane.start(graph, EMPTY, cfg, context={"user": "ada"}))
+    return lane.output(lane.start(graph, EMPTY, cfg, context={"user": "bo"}))
+
+
+# --- 2. invoke and v1/v2 stream --------------------------------------------------------
+
+
+@scenario
+def invoke_with_context_and_configurable(lane: Lane) -> Any:
+    return {name: invoke(lane, lane.graph(name), EMPTY, config(lane, tier="gold"), context=ADA) for name in SCHEMAS}
+
+
+@scenario
+def stream_v1_and_v2_with_context(lane: Lane) -> Any:
+    graph = lane.graph("context")
+    v1 = stream(lane, graph, EMPTY, config(lane, tier="gold"), context=ADA, stream_mode="values")
+    v2 = stream(lane, graph, EMPTY, config(lane), context=graphs.Settings(user="bo"), stream_mode=["updates"], version="v2")
+    return {"v1": v1, "v2": [{"type": p["type"], "data": p["data"]} for p in v2]}
+
+
+# --- 3. a child inside a local parent --------------------------------------------------
+
+
+@scenario
+def child_node_inherits_the_parents_context(lane: Lane) -> Any:
+    g = parent(lane, child(lane, "context"))
+    v3 = lane.output(lane.start(g, EMPTY, context={"user": "ada"}))
+    plain = invoke(lane, g, EMPTY, lane.thread(), context=graphs.Settings(user="bo", currency="EUR"))
+    return {"v3": v3, "invoke": plain}
+
+
+@scenario
+def child_model_node_inherits_the_parents_model_context(lane: Lane) -> Any:
+    g = parent(lane, child(lane, "context_model"), graphs.SettingsModel)
+    return lane.output(lane.start(g, EMPTY, context=ADA))
+
+
+@scenario
+def child_called_in_a_node_inherits_or_overrides(lane: Lane) -> Any:
+    sub = child(lane, "context")
+
+    def node(state: dict[str, Any]) -> dict[str, Any]:
+        inherited = sub.invoke(EMPTY)["seen"]
+        given = sub.invoke(EMPTY, context={"user": "eve"})["seen"]
+        return {"seen": inherited + given}
+
+    async def anode(state: dict[str, Any]) -> dict[str, Any]:
+        inherited = (await sub.ainvoke(EMPTY))["seen"]
+        given = (await sub.ainvoke(EMPTY, context={"user": "eve"}))["seen"]
+        return {"seen": inherited + given}
+
+    g = parent(lane, node if lane.flavour == "sync" else anode)
+    return lane.output(lane.start(g, EMPTY, context={"user": "ada"}))
+
+
+@scenario
+def child_of_a_parent_without_context_gets_none(lane: Lane) -> Any:
+    g = parent(lane, child(lane, "context_dict"), graphs.SettingsDict)
+    return lane.output(lane.start(g, EMPTY))
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_context_local_equals_remote(name: str, flavour: str, server_url: str) -> None:
+    local, remote = compare(SCENARIOS[name], flavour, server_url)
+    assert norm(remote) == norm(local)
+
+
+# --- 4. what cannot cross the wire fails before anything is sent ---------------------
+
+
+class Opaque:
+    pass
+
+
+@pytest.mark.parametrize("bad", [Opaque(), "ada", ["ada"], {1: "ada"}], ids=["object", "str", "list", "int-key"])
+def test_context_without_a_json_object_form_is_refused_before_sending(bad: Any, server_url: str) -> None:
+    graph = RemoteGraph("context", url="http://127.0.0.1:9")  # nothing listens: a request would fail otherwise
+    with pytest.raises(TypeError, match="context"):
+        graph.stream_events(EMPTY, version="v3", context=bad)
+    with pytest.raises(TypeError, match="context"):
+        graph.invoke(EMPTY, context=bad)
