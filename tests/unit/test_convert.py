@@ -70,10 +70,11 @@ def test_updates_with_interrupt_become_a_tuple_of_interrupts() -> None:
 
 def test_updates_keep_their_other_keys_next_to_the_interrupt() -> None:
     c = WireConverter()
-    [part] = c.convert(
+    returned, part = c.convert(
         "updates",
         params({"node": {"messages": [{"type": "ai", "content": "hi", "id": "m"}]}, "__interrupt__": [{"value": 1, "id": "i"}]}),
     )
+    assert returned["type"] == "messages" and returned["data"][1]["langgraph_node"] == "node"
     assert isinstance(part["data"]["node"]["messages"][0], AIMessage)
     assert part["data"]["__interrupt__"] == (Interrupt(value=1, id="i"),)
 

@@ -262,6 +262,9 @@ class FakeServer:
         self.touched = -1
         self.actions: list[Any] = []
         self.requests: list[Request] = []
+        self.step_reads: list[Request] = []
+        # Answers to those reads, in order (then 404).
+        self.step_states: list[Answer] = []
         self.opened: list[OpenStream] = []
         self.slept: list[float] = []
         # The status of every run record the server kept and answered with (not scripted ones).
@@ -297,6 +300,10 @@ class FakeServer:
         ]
 
     def answer(self, action: Any) -> Any:
+        if isinstance(action, Request) and action.params and "subgraphs" in action.params:
+            # The state read naming a streaming message's node, tested on its own.
+            self.step_reads.append(action)
+            return self.step_states.pop(0) if self.step_states else Response(404, {"detail": "Not Found"})
         self.actions.append(action)
         if isinstance(action, Sleep):
             assert action.seconds >= 0
@@ -1417,3 +1424,26 @@ def test_an_output_schema_the_server_cannot_give_stays_unknown(rest: dict[tuple[
     driver, out = run(server, output_schema=schema)
     assert out.error is None and driver.status is RunStatus.COMPLETED
     assert schema.known and schema.keys is None
+
+
+# --- naming a streaming message's node ----------------------------------------------
+
+
+def test_a_message_start_reads_the_thread_state_once_per_step_and_names_the_node() -> None:
+    w = Wire().metadata().event("values", {"x": 1}, interrupts=[])
+    for message_id in ("m1", "m2"):  # two messages in one step: one read
+        w.event("messages", {"event": "message-start", "role": "ai", "id": message_id})
+        w.event("messages", {"event": "message-finish"})
+    w.tick().event("values", {"x": 2}, interrupts=[])
+    w.event("messages", {"event": "message-start", "role": "ai", "id": "m3"}, ns=["sub:9"])
+    server = FakeServer(w.frames)
+    server.step_states = [
+        Response(200, {"values": {}, "tasks": [{"id": "1", "name": "agent", "state": None, "result": None}]}),
+        Broken(httpx.ConnectError("refused")),
+    ]
+    _, out = run(server)
+    assert out.error is None
+    assert [(r.path, r.params) for r in server.step_reads] == [(f"{THREAD}/state", {"subgraphs": "false"}), (f"{THREAD}/state", {"subgraphs": "true"})]
+    starts = [p for p in out.parts if p["type"] == "messages" and p["data"][0].get("event") == "message-start"]
+    # A read that failed costs the node, not the run.
+    assert [p["data"][1]["langgraph_node"] for p in starts] == ["agent", "agent", None]

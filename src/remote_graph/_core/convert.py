@@ -13,7 +13,12 @@ every projection exactly as they do locally. What JSON lost is rebuilt here:
   child's namespace in the data) are turned back into the equivalent
   ``tasks`` start / result parts;
 * message routing: ``messages`` events carry no metadata, so each namespace's
-  current message gets a stable routing key.
+  current message gets a stable routing key, and the node the thread's state
+  says the step runs (``steps.step_node``, asked for by the driver through
+  ``wants_step`` / ``learn_step``);
+* node-returned messages: the whole-message events a local run has for
+  messages a node returns without streaming them are rebuilt from the node's
+  update (``returned.ReturnedMessages``).
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ from typing import Any
 
 from langgraph.types import Interrupt
 
+from remote_graph._core.returned import ReturnedMessages
 from remote_graph._core.revive import revive
+from remote_graph._core.steps import step_node
 
 Part = dict[str, Any]
 Namespace = tuple[str, ...]
@@ -47,6 +54,12 @@ class WireConverter:
     _open: dict[Namespace, _Subgraph] = field(default_factory=dict)
     _message_keys: dict[Namespace, str] = field(default_factory=dict)
     _message_count: int = 0
+    _returned: ReturnedMessages = field(default_factory=ReturnedMessages)
+    # Per namespace: how many states were sent, which tells steps apart.
+    _steps: dict[Namespace, int] = field(default_factory=dict)
+    # (namespace, step index) -> the node that step runs there, when it is one node.
+    _step_nodes: dict[tuple[Namespace, int], str | None] = field(default_factory=dict)
+    _message_nodes: dict[Namespace, str | None] = field(default_factory=dict)
 
     def convert(self, method: str, params: Mapping[str, Any]) -> list[Part]:
         """Convert one protocol event (its ``method`` and ``params``)."""
@@ -54,9 +67,12 @@ class WireConverter:
         data = params.get("data")
         if method == "values":
             interrupts = self._interrupts(ns, params.get("interrupts"))
-            return [{"type": "values", "ns": ns, "data": revive(data), "interrupts": interrupts}]
+            self._steps[ns] = self._steps.get(ns, 0) + 1
+            values = revive(data)
+            return [*self._returned.from_values(ns, values), {"type": "values", "ns": ns, "data": values, "interrupts": interrupts}]
         if method == "updates":
-            return [{"type": "updates", "ns": ns, "data": self._update(ns, data)}]
+            update = self._update(ns, data)
+            return [*self._returned.from_update(ns, update), {"type": "updates", "ns": ns, "data": update}]
         if method == "messages":
             return [self._message(ns, data)]
         if method == "lifecycle":
@@ -103,12 +119,32 @@ class WireConverter:
 
     # --- messages ---------------------------------------------------------
 
+    def wants_step(self, method: str, params: Mapping[str, Any]) -> Namespace | None:
+        """The namespace whose step's node must be learned (``learn_step``) before
+        this event converts, or ``None``: asked once per step that streams a message."""
+        if method != "messages":
+            return None
+        data = params.get("data")
+        if not isinstance(data, Mapping) or data.get("event") != "message-start":
+            return None
+        ns: Namespace = tuple(params.get("namespace") or ())
+        return None if (ns, self._steps.get(ns, 0)) in self._step_nodes else ns
+
+    def learn_step(self, ns: Namespace, state: Any, message_id: Any) -> None:
+        """Record what the thread's state, read as message ``message_id`` starts at
+        ``ns``, says of the step's node (``state`` is ``None`` when it could not be
+        read: the node stays unknown)."""
+        node = step_node(state, ns, message_id) if state is not None else None
+        self._step_nodes[(ns, self._steps.get(ns, 0))] = node
+
     def _message(self, ns: Namespace, data: Any) -> Part:
         if isinstance(data, dict) and data.get("event") == "message-start":
             self._message_count += 1
             self._message_keys[ns] = f"{'|'.join(ns)}#{self._message_count}"
+            self._message_nodes[ns] = self._step_nodes.get((ns, self._steps.get(ns, 0)))
+            self._returned.streamed(data.get("id", data.get("message_id")))
         key = self._message_keys.get(ns, "|".join(ns))
-        metadata = {"langgraph_node": None, "langgraph_checkpoint_ns": "|".join(ns), "run_id": key}
+        metadata = {"langgraph_node": self._message_nodes.get(ns), "langgraph_checkpoint_ns": "|".join(ns), "run_id": key}
         return {"type": "messages", "ns": ns, "data": (data, metadata)}
 
     # --- subgraph lifecycle -> tasks ----------------------------------------

@@ -234,8 +234,9 @@ class RunDriver:
                         fresh = True
                         retry.progress()
 
-    def _event(self, data: str) -> Generator[Part, Any, bool]:
-        """Emit one protocol event's parts; ``True`` if it was a new event.
+    def _event(self, data: str) -> Generator[IOAction | Part, Any, bool]:
+        """Emit one protocol event's parts (after reading the thread's state if
+        the converter needs it); ``True`` if it was a new event.
 
         Events are told apart by their protocol ``seq``; one without a seq is
         passed on but cannot count as news (a replay would repeat it).
@@ -252,8 +253,21 @@ class RunDriver:
             if seq <= self._last_seq:
                 return False
             self._last_seq = seq
+        method = str(envelope.get("method"))
         params = envelope.get("params")
-        for part in self.converter.convert(str(envelope.get("method")), params if isinstance(params, Mapping) else {}):
+        params = params if isinstance(params, Mapping) else {}
+        ns = self.converter.wants_step(method, params)
+        if ns is not None:
+            # A message starts in a step whose node is not known yet: the
+            # thread's state names the step's tasks. Only the node is at
+            # stake, so a failed read leaves it unknown instead of failing.
+            query = {"subgraphs": "true" if ns else "false"}
+            reply = yield Request("GET", f"{self._thread_path}/state", params=query)
+            ok = isinstance(reply, Response) and reply.status == 200
+            start = params.get("data")
+            message_id = start.get("id") if isinstance(start, Mapping) else None
+            self.converter.learn_step(ns, reply.body if ok else None, message_id)
+        for part in self.converter.convert(method, params):
             yield part
         return new
 

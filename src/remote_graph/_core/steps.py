@@ -1,0 +1,73 @@
+"""Which node streams a message, from the thread's state, to name it at its start.
+
+The wire's message events carry no node, and the server forwards no task
+events. The thread's state does name tasks: those of its latest checkpoint,
+each with its ``result`` once it has finished. While the client reads a
+message's start, that checkpoint is the step streaming it, an earlier one
+(the step's own checkpoint is not written yet) or a later one (the server ran
+ahead of the client). ``step_node`` only answers when the state tells which:
+
+1. a task whose result holds the message (by id) wrote it: its node;
+2. a state that holds the message otherwise is past the step: no answer;
+3. else the message is still streaming, so its task has not finished: the
+   node, when the unfinished tasks at that namespace are all one node.
+   An earlier checkpoint's tasks have all finished, so it gives no answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+Namespace = tuple[str, ...]
+
+
+def _holds(value: Any, message_id: str) -> bool:
+    """Whether a state or a write holds the message ``message_id`` (as its wire dict)."""
+    if isinstance(value, Mapping):
+        if value.get("id") == message_id and "content" in value:
+            return True
+        return any(_holds(item, message_id) for item in value.values())
+    if isinstance(value, list):
+        return any(_holds(item, message_id) for item in value)
+    return False
+
+
+def step_node(state: Any, ns: Namespace, message_id: Any) -> str | None:
+    """The node streaming message ``message_id`` at ``ns``, or ``None`` when the state cannot tell.
+
+    Args:
+        state: The thread's state (``GET /threads/{id}/state``, with
+            ``subgraphs=true`` when ``ns`` is not the root).
+        ns: The namespace the message streams in; each segment
+            ``name:task_id`` names the task whose subgraph state to descend into.
+        message_id: The id in the message's ``message-start`` event.
+    """
+    snapshot = state
+    for segment in ns:
+        task_id = segment.partition(":")[2]
+        tasks = snapshot.get("tasks") if isinstance(snapshot, Mapping) else None
+        snapshot = next(
+            (t.get("state") for t in tasks or () if isinstance(t, Mapping) and t.get("id") == task_id),
+            None,
+        )
+    if not isinstance(snapshot, Mapping):
+        return None
+    tasks = [t for t in snapshot.get("tasks") or () if isinstance(t, Mapping)]
+    if isinstance(message_id, str):
+        writers = {t.get("name") for t in tasks if _holds(t.get("result"), message_id)}
+        if writers:
+            return _one(writers)
+        if _holds(snapshot.get("values"), message_id):
+            return None
+    # A subgraph's task streams in its own namespace, not this one; only those have a state.
+    running = [t for t in tasks if t.get("result") is None and not t.get("error") and not t.get("interrupts")]
+    own = [t for t in running if t.get("state") is None] or running
+    return _one({t.get("name") for t in own})
+
+
+def _one(names: set[Any]) -> str | None:
+    if len(names) == 1:
+        (name,) = names
+        return name if isinstance(name, str) else None
+    return None

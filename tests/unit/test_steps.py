@@ -1,0 +1,69 @@
+"""Naming a streaming message's node from the thread's state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from remote_graph._core.convert import WireConverter
+from remote_graph._core.steps import step_node
+
+MID = "lc_run--1"
+
+
+def task(name: str, *, result: Any = None, state: Any = None, id: str = "t") -> dict[str, Any]:
+    return {"id": id, "name": name, "path": [], "error": None, "interrupts": [], "state": state, "result": result}
+
+
+def test_the_task_whose_result_holds_the_message_wrote_it() -> None:
+    state = {"values": {}, "tasks": [task("tools", result={}), task("agent", result={"messages": [{"id": MID, "content": "x"}]})]}
+    assert step_node(state, (), MID) == "agent"
+
+
+def test_one_unfinished_node_streams_the_message() -> None:
+    state = {"values": {}, "tasks": [task("work", id="1"), task("work", id="2"), task("done", result={"x": 1})]}
+    assert step_node(state, (), MID) == "work"
+
+
+def test_two_unfinished_nodes_are_ambiguous() -> None:
+    assert step_node({"values": {}, "tasks": [task("a"), task("b")]}, (), MID) is None
+
+
+def test_an_earlier_checkpoint_whose_tasks_all_finished_says_nothing() -> None:
+    assert step_node({"values": {}, "tasks": [task("agent", result={"messages": []})]}, (), MID) is None
+
+
+def test_a_later_checkpoint_that_already_holds_the_message_says_nothing() -> None:
+    state = {"values": {"messages": [{"id": MID, "content": "x"}]}, "tasks": [task("tools")]}
+    assert step_node(state, (), MID) is None
+
+
+def test_a_subgraph_task_does_not_stream_in_its_parents_namespace() -> None:
+    state = {"values": {}, "tasks": [task("sub", state={"configurable": {"checkpoint_ns": "sub:9"}}), task("agent")]}
+    assert step_node(state, (), MID) == "agent"
+
+
+def test_subgraph_namespaces_descend_into_the_tasks_states() -> None:
+    inner = {"values": {}, "tasks": [task("inner_node", id="i1")]}
+    state = {"values": {}, "tasks": [task("sub", id="9", state=inner)]}
+    assert step_node(state, ("sub:9",), MID) == "inner_node"
+    assert step_node(state, ("sub:8",), MID) is None
+
+
+def test_the_converter_asks_once_per_step_and_sets_the_node_at_the_start() -> None:
+    c = WireConverter()
+    start = {"namespace": [], "timestamp": 1, "data": {"event": "message-start", "role": "ai", "id": MID}}
+    c.convert("values", {"namespace": [], "timestamp": 1, "data": {}})
+    assert c.wants_step("messages", start) == ()
+    c.learn_step((), {"values": {}, "tasks": [task("agent")]}, MID)
+    assert c.wants_step("messages", start) is None
+    [part] = c.convert("messages", start)
+    assert part["data"][1]["langgraph_node"] == "agent"
+    [delta] = c.convert("messages", {"namespace": [], "timestamp": 1, "data": {"event": "message-finish"}})
+    assert delta["data"][1]["langgraph_node"] == "agent"
+    # A new step asks again; a state that could not be read leaves the node unknown.
+    c.convert("values", {"namespace": [], "timestamp": 1, "data": {}})
+    assert c.wants_step("messages", start) == ()
+    c.learn_step((), None, MID)
+    [part] = c.convert("messages", start)
+    assert part["data"][1]["langgraph_node"] is None
+    assert c.wants_step("messages", {"namespace": [], "data": {"event": "content-block-delta"}}) is None
