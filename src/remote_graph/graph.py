@@ -12,7 +12,13 @@ from langchain_core.runnables.config import merge_configs
 from langgraph.errors import GraphInterrupt
 from langgraph.types import GraphOutput, StateSnapshot
 from langgraph.pregel.remote import RemoteGraph as _UpstreamRemoteGraph
-from langgraph.stream.transformers import LifecycleTransformer, SubgraphTransformer, ValuesTransformer
+from langgraph.stream.transformers import (
+    CustomTransformer,
+    LifecycleTransformer,
+    SubgraphTransformer,
+    UpdatesTransformer,
+    ValuesTransformer,
+)
 from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
 from langgraph_sdk.schema import ThreadState
 
@@ -36,7 +42,7 @@ from remote_graph._sync import SyncRunSource
 from remote_graph.errors import RemoteRunError
 from remote_graph.nesting import ChildThreadId, ParentTask, default_child_thread_id, parent_task
 from remote_graph.streams import AsyncRemoteGraphRunStream, RemoteGraphRunStream
-from remote_graph.transformers import RemoteMessagesTransformer
+from remote_graph.transformers import RemoteMessagesTransformer, WireChannelsTransformer
 
 __all__ = ["RemoteGraph"]
 
@@ -45,6 +51,9 @@ __all__ = ["RemoteGraph"]
 _CONTEXT_CALL = "__remote_graph_context_call"
 
 _TASK_KEYS = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "run_id", "run_attempt"})
+# What stands for a deployed module's opt-in transformers when the caller names none:
+# the server sends ``updates`` and ``custom`` exactly when its module registers them.
+_SERVER_SIDE: tuple[TransformerFactory, ...] = (UpdatesTransformer, CustomTransformer)
 
 
 def _write(task: ParentTask, chunks: list[Any]) -> None:
@@ -124,12 +133,17 @@ class RemoteGraph(_UpstreamRemoteGraph):
         config: A ``RunnableConfig`` merged under every call's config.
         name: Name of this graph when used as a node; defaults to ``assistant_id``.
         distributed_tracing: Whether to send LangSmith distributed tracing headers.
-        stream_transformers: Transformer factories that mirror the ones the
-            deployed graph was compiled with (or its module's
-            ``stream_transformers()``), e.g. ``[UpdatesTransformer,
-            CustomTransformer]``. Like a compiled graph's
-            ``stream_transformers``, they are registered on every v3 run, so
-            ``run.updates`` / ``run.custom`` exist exactly when they do locally.
+        stream_transformers: Overrides the client-side transformers that
+            stand for the deployed module's ``stream_transformers()`` hook.
+            By default (``None``) every v3 run has ``run.updates`` and
+            ``run.custom`` (``UpdatesTransformer``, ``CustomTransformer``),
+            which the server fills when its module registers them, and the
+            module's own named channels (``custom:<name>`` on the wire) are
+            ``run.extensions[name]``, learned from the wire. A sequence of
+            factories replaces ``UpdatesTransformer`` and
+            ``CustomTransformer``: ``()`` gives neither, as a local graph
+            compiled without them has neither; a factory projecting a name
+            the server also sends computes it on the client instead.
         timeouts: Bounds on every wait a run stream performs, and on every
             request the default clients send for the other methods.
         child_thread_id: Maps (parent thread id, task checkpoint namespace) to
@@ -164,7 +178,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
         config: RunnableConfig | None = None,
         name: str | None = None,
         distributed_tracing: bool = False,
-        stream_transformers: Sequence[TransformerFactory] = (),
+        stream_transformers: Sequence[TransformerFactory] | None = None,
         timeouts: Timeouts | None = None,
         child_thread_id: ChildThreadId = default_child_thread_id,
         map_thread_id: ThreadIdMap = default_map_thread_id,
@@ -191,8 +205,13 @@ class RemoteGraph(_UpstreamRemoteGraph):
             distributed_tracing=distributed_tracing,
         )
         # Validated now, like compile(transformers=...), so a bad factory fails at construction.
-        normalize_stream_transformer_factories(stream_transformers)
-        self.stream_transformers: tuple[TransformerFactory, ...] = tuple(stream_transformers)
+        if stream_transformers is not None:
+            normalize_stream_transformer_factories(stream_transformers)
+        self.stream_transformers: tuple[TransformerFactory, ...] | None = (
+            None if stream_transformers is None else tuple(stream_transformers)
+        )
+        # Named channels earlier runs received: projections of later runs from their start.
+        self._wire_channels: set[str] = set()
         self.timeouts = timeouts
         if not callable(child_thread_id):
             raise TypeError(f"child_thread_id must be callable, got {type(child_thread_id).__name__}")
@@ -388,13 +407,21 @@ class RemoteGraph(_UpstreamRemoteGraph):
     # --- v3 --------------------------------------------------------------------
 
     def _mux(self, transformers: Sequence[TransformerFactory] | None, *, is_async: bool) -> StreamMux:
+        chosen = _SERVER_SIDE if self.stream_transformers is None else self.stream_transformers
+        known = self._wire_channels
+
+        def wire_channels(scope: tuple[str, ...]) -> WireChannelsTransformer:
+            return WireChannelsTransformer(scope, known if not scope else None)
+
         factories = [
             ValuesTransformer,
             RemoteMessagesTransformer,
             LifecycleTransformer,
             SubgraphTransformer,
-            *normalize_stream_transformer_factories(self.stream_transformers),
+            *normalize_stream_transformer_factories(chosen),
             *normalize_stream_transformer_factories(transformers),
+            # Last, so a name another transformer projects is left to it.
+            wire_channels,
         ]
         return StreamMux(factories=factories, scope=(), is_async=is_async)
 

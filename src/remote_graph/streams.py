@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +26,7 @@ from remote_graph._core.run import RunDriver
 from remote_graph._core.state import RunStatus
 from remote_graph._private import StreamMux
 from remote_graph._sync import SyncRunSource
+from remote_graph.transformers import RunExtensions, WireChannelsTransformer
 
 __all__ = ["RunSnapshot", "RunStatus", "RemoteGraphRunStream", "AsyncRemoteGraphRunStream"]
 
@@ -93,6 +94,12 @@ class _RemoteRunMixin:
     _latest: Any
     # The thread as the caller named it; the run executes on the UUID it maps to.
     _thread_name: str
+    extensions: Mapping[str, Any]
+
+    def _learn_wire_channels(self) -> None:
+        # Channels the server's module sends are found by name, even before their first event.
+        wire = next((t for t in self._mux._transformers if isinstance(t, WireChannelsTransformer)), None)
+        self.extensions = RunExtensions(self._mux, wire)
 
     @property
     def run_id(self) -> str | None:
@@ -131,6 +138,7 @@ class RemoteGraphRunStream(_RemoteRunMixin, GraphRunStream):
         self._driver = driver
         self._thread_name = driver.thread_id if thread_id is None else thread_id
         super().__init__(source, mux)
+        self._learn_wire_channels()
         weakref.finalize(self, _close_dropped, source)
 
     def __enter__(self) -> RemoteGraphRunStream:
@@ -161,6 +169,7 @@ class AsyncRemoteGraphRunStream(_RemoteRunMixin, AsyncGraphRunStream):
         self._driver = driver
         self._thread_name = driver.thread_id if thread_id is None else thread_id
         super().__init__(source, mux)
+        self._learn_wire_channels()
         finalizer = weakref.finalize(self, _aclose_dropped, source, asyncio.get_running_loop())
         # At interpreter exit the loop is gone; nothing can be awaited then.
         finalizer.atexit = False

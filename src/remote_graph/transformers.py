@@ -1,22 +1,31 @@
 """Remote-aware stream transformers.
 
-The wire's ``messages`` events carry no metadata, so a message handle cannot
-know its node when it starts. ``RemoteMessagesTransformer`` is langgraph's own
-``MessagesTransformer`` plus one rule: when the node's ``updates`` event
-(which carries the finished message and its id) arrives, the handle's
-``node`` is filled in.
+``RemoteMessagesTransformer`` is langgraph's own ``MessagesTransformer`` plus
+one rule. The wire's ``messages`` events carry no metadata; the client names a
+message's node at its start when the thread's state tells it unambiguously
+(``_core/steps.py``), and otherwise, when the node's ``updates`` event (which
+carries the finished message and its id) arrives, the handle's ``node`` is
+filled in.
+
+``WireChannelsTransformer`` gives the channels of the deployed module's own
+transformers (``custom:<name>`` on the wire) their projections,
+``run.extensions[name]``, without the client being told they exist.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from langchain_core.messages import BaseMessage
+from langgraph.stream import StreamChannel, StreamTransformer
 from langgraph.stream.transformers import MessagesTransformer
 
-from remote_graph._private import ProtocolEvent
+from remote_graph._private import ProtocolEvent, StreamMux
 
-__all__ = ["RemoteMessagesTransformer"]
+__all__ = ["RemoteMessagesTransformer", "WireChannelsTransformer"]
+
+_CUSTOM = "custom:"
 
 
 def _message_ids(update: Any) -> list[str]:
@@ -69,3 +78,148 @@ class RemoteMessagesTransformer(MessagesTransformer):
     def fail(self, err: BaseException) -> None:
         self._nodeless.clear()
         super().fail(err)
+
+
+class _ReplayChannel(StreamChannel[Any]):
+    """A ``StreamChannel`` that keeps every item from the run's start.
+
+    A local projection exists before the run, so its consumer subscribes
+    before the first item. A channel learned from the wire may be asked for
+    after its first items arrived; keeping them all means its consumer still
+    gets every item, in order, whenever it starts iterating.
+    """
+
+    def push(self, item: Any) -> None:
+        if self._closed:
+            raise RuntimeError("Cannot push to a closed StreamChannel")
+        stamp = self._mux._next_push_seq() if self._mux is not None else 0
+        self._items.append((stamp, item))
+
+
+class WireChannelsTransformer(StreamTransformer):
+    """Projections for the named channels the server's transformers send.
+
+    A deployed module's ``stream_transformers()`` hook may register
+    transformers whose named ``StreamChannel`` pushes reach the wire as
+    ``custom:<name>`` events. The server does not list them anywhere (not in
+    the assistant, its schemas, its graph or ``/info``), so each name is
+    learned from its first event, or from the caller asking for it: either
+    way ``run.extensions[name]`` is a channel that yields every item of the
+    run in order. The event itself stays in the run's main log, where the
+    local mux forwards it too.
+
+    A name another registered transformer projects (one passed to
+    ``RemoteGraph(stream_transformers=...)`` or ``transformers=``) is left to
+    that transformer, which computes it on the client; the wire's copy is
+    dropped so the main log does not hold it twice.
+
+    Args:
+        scope: The namespace this transformer serves. The server forwards
+            named-channel pushes of its root mux only, so below the root
+            nothing arrives.
+        known: Names learned by earlier runs of the same graph; they are
+            projections from the start, and names learned here are added.
+    """
+
+    def __init__(self, scope: tuple[str, ...] = (), known: set[str] | None = None) -> None:
+        super().__init__(scope)
+        self._scope_list = list(scope)
+        self._known = known if known is not None else set()
+        self._channels: dict[str, _ReplayChannel] = {}
+        self._mux: StreamMux | None = None
+        self._ended = False
+
+    def init(self) -> dict[str, Any]:
+        for name in sorted(self._known):
+            self._channels[name] = _ReplayChannel()
+        return dict(self._channels)
+
+    def _on_register(self, mux: Any) -> None:
+        self._mux = mux
+
+    def channel(self, name: str) -> StreamChannel[Any] | None:
+        """The projection for ``name``, added now if the run may still send it;
+        ``None`` once the run ended without it, or if another transformer owns it."""
+        existing = self._channels.get(name)
+        if existing is not None:
+            return existing
+        mux = self._mux
+        if self._ended or mux is None or name in mux.extensions:
+            return None
+        channel = _ReplayChannel()
+        _attach(mux, name, channel, self)
+        self._channels[name] = channel
+        return channel
+
+    def process(self, event: ProtocolEvent) -> bool:
+        method = event["method"]
+        if not method.startswith(_CUSTOM) or event["params"]["namespace"] != self._scope_list:
+            return True
+        name = method[len(_CUSTOM) :]
+        channel: StreamChannel[Any] | None = self._channels.get(name)
+        if channel is None:
+            owner = self._mux.transformer_by_key(name) if self._mux is not None else None
+            if owner is not None and owner is not self:
+                return False
+            channel = self.channel(name)
+            if channel is None:
+                return True
+        self._known.add(name)
+        channel.push(event["params"]["data"])
+        return True
+
+    def finalize(self) -> None:
+        self._ended = True
+
+    def fail(self, err: BaseException) -> None:
+        self._ended = True
+
+
+def _attach(mux: StreamMux, key: str, channel: StreamChannel[Any], owner: StreamTransformer) -> None:
+    """Add a projection to a mux whose transformers already registered, as
+    ``StreamMux._register`` adds one: bound, pumped by the run, closed and
+    failed with it, and listed in ``mux.extensions``."""
+    channel._bind(is_async=mux.is_async)
+    channel._bind_mux(mux)
+    channel._request_more = mux._pump_fn
+    channel._arequest_more = mux._apump_fn
+    mux._channels.append(channel)
+    mux.extensions[key] = channel
+    mux._projection_owners[key] = type(owner).__name__
+    mux._transformer_by_key[key] = owner
+
+
+class RunExtensions(Mapping[str, Any]):
+    """A run's ``extensions``: the mux's projections, and wire channels by name.
+
+    Reading a name no transformer projects asks ``WireChannelsTransformer``
+    for it, so a channel the server's module sends is there before its first
+    event, as it is on a local graph compiled with that module's
+    transformers. Once the run has ended, a name it never sent is a
+    ``KeyError``.
+    """
+
+    def __init__(self, mux: StreamMux, wire: WireChannelsTransformer | None) -> None:
+        self._extensions = mux.extensions
+        self._wire = wire
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return self._extensions[key]
+        except KeyError:
+            channel = self._wire.channel(key) if self._wire is not None and isinstance(key, str) else None
+            if channel is None:
+                raise
+            return channel
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._extensions))
+
+    def __len__(self) -> int:
+        return len(self._extensions)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._extensions
+
+    def __repr__(self) -> str:
+        return f"RunExtensions({sorted(self._extensions)!r})"
