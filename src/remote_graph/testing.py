@@ -71,6 +71,10 @@ class LangGraphDevServer:
         port: Port to bind; a free one is picked when omitted.
         startup_timeout: Seconds to wait for ``GET /ok``.
         env: Extra environment variables for the server process.
+        n_jobs_per_worker: Runs the server executes at once. ``langgraph dev``
+            runs one unless told otherwise, and it overrides the
+            ``N_JOBS_PER_WORKER`` environment variable, so it is passed as
+            the command's option.
     """
 
     def __init__(
@@ -81,6 +85,7 @@ class LangGraphDevServer:
         port: int | None = None,
         startup_timeout: float = 90.0,
         env: dict[str, str] | None = None,
+        n_jobs_per_worker: int | None = None,
     ) -> None:
         self.config = Path(config).resolve()
         if not self.config.is_file():
@@ -89,6 +94,9 @@ class LangGraphDevServer:
         self.port = port or free_port(host)
         self.startup_timeout = startup_timeout
         self._env = env or {}
+        if n_jobs_per_worker is not None and n_jobs_per_worker < 1:
+            raise ValueError(f"n_jobs_per_worker must be at least 1, got {n_jobs_per_worker}")
+        self.n_jobs_per_worker = n_jobs_per_worker
         self._process: subprocess.Popen[bytes] | None = None
         self._log = tempfile.TemporaryFile()
 
@@ -114,6 +122,8 @@ class LangGraphDevServer:
             "--config",
             str(self.config),
         ]
+        if self.n_jobs_per_worker is not None:
+            command += ["--n-jobs-per-worker", str(self.n_jobs_per_worker)]
         env = {**os.environ, "LANGGRAPH_NO_BROWSER": "1", "LANGSMITH_TRACING": "false", **self._env}
         self._process = subprocess.Popen(
             command,

@@ -1,0 +1,869 @@
+"""The benchmark: what following a remote run costs, against a raw SSE client.
+
+Run from the repository root:
+
+    python bench/bench.py            # the full run, about 10-15 minutes
+    python bench/bench.py --quick    # every figure on a smaller scale, about 3 minutes
+    python bench/bench.py --profile sync   # cProfile of one long RemoteGraph run
+
+One embedded ``langgraph dev`` server is started for the whole run and stopped
+at the end. Every ratio is taken between samples of the same run, interleaved,
+as a ratio of medians; absolute times are reported, never compared. See
+``bench/README.md`` for what each figure means and how it is measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import gc
+import io
+import json
+import os
+import pstats
+import signal
+import statistics
+import sys
+import threading
+import time
+import uuid
+import warnings
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # so ``app.graphs`` imports when run as ``python bench/bench.py``
+
+from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+from langgraph.graph import START, StateGraph  # noqa: E402
+
+from app.graphs import TRANSFORMERS, FanState, build_custom  # noqa: E402
+from remote_graph import RemoteGraph, Timeouts  # noqa: E402
+from remote_graph.testing import LangGraphDevServer  # noqa: E402
+
+ASSISTANT = "custom"
+# What RemoteGraph asks of a v3 run it creates through the runs API: the marker
+# that turns on the server's v3 events, every stream mode, subgraphs, and a
+# resumable stream the run can be followed on.
+V3_MARKER = "__event_streaming_v2"
+V3_STREAM_MODES = ["values", "updates", "messages", "custom", "tasks", "checkpoints"]
+STREAM_HEADERS = {"Last-Event-ID": "-1", "accept": "text/event-stream"}  # replay from the run's first frame
+EXPECTED_RESULTS = [0, 1, 4]  # the fan-out's three workers square 0, 1, 2
+N_JOBS_PER_WORKER = 10  # what the server is given: langgraph-api's own default, not dev's 1
+
+VARIANTS = ("raw_sync", "rg_sync", "raw_async", "rg_async")
+LABELS = {
+    "raw_sync": "raw httpx SSE (sync)",
+    "rg_sync": "RemoteGraph run.custom (sync)",
+    "raw_async": "raw httpx SSE (async)",
+    "rg_async": "RemoteGraph run.custom (async)",
+}
+PAIRS = {"sync": ("rg_sync", "raw_sync"), "async": ("rg_async", "raw_async")}
+
+TARGETS = {
+    "cpu_sync": 1.2,  # client CPU per event, RemoteGraph / raw, at most
+    "cpu_async": 1.5,
+    "evs": 0.95,  # live events per second, RemoteGraph / raw, at least
+    "ttfe_ms": 5.0,  # time to first event above raw, at most
+    "turns": 1.2,  # late turns / first turns on one thread, at most
+    "rss_mb": 10.0,  # RSS growth per 100,000 events, under
+    "exit_ms": 100.0,  # leaving a finished sync run's ``with`` block, under
+}
+
+
+@dataclass(frozen=True)
+class Scale:
+    n: int  # custom events per run in the stream rounds
+    rounds: int
+    turns: int
+    turn_threads: int
+    turn_n: int
+    concurrent_async: int
+    concurrent_sync: int
+    concurrent_n: int
+    nest_rounds: int
+    nest_n: int
+    memory_n: int
+
+
+FULL = Scale(2000, 9, 40, 3, 100, 50, 16, 200, 7, 500, 100_000)
+QUICK = Scale(1000, 3, 10, 2, 100, 50, 16, 100, 3, 300, 20_000)
+
+
+class BenchTimeout(BaseException):
+    """A sample or the whole benchmark ran past its time budget.
+
+    A ``BaseException`` so that no ``except Exception`` on the way up can turn
+    it into an ordinary stream error.
+    """
+
+
+# --- guards --------------------------------------------------------------------
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise BenchTimeout("sample exceeded its time budget")
+
+
+@contextmanager
+def alarm(seconds: float) -> Iterator[None]:
+    """Interrupt the main thread with ``BenchTimeout`` after ``seconds`` (no helper thread)."""
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class Budget:
+    """The overall guard: every sample gets at most what is left of the total."""
+
+    def __init__(self, total: float, per_sample: float) -> None:
+        self.deadline = time.monotonic() + total
+        self.per_sample = per_sample
+
+    def next_sample(self, at_most: float | None = None) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise BenchTimeout("the benchmark ran past its total budget")
+        return min(at_most or self.per_sample, left)
+
+
+@contextmanager
+def record_thread_starts() -> Iterator[list[str]]:
+    """Collect the names of threads started (via ``threading.Thread.start``) inside the block."""
+    started: list[str] = []
+    original = threading.Thread.start
+
+    def start(self: threading.Thread, *args: Any, **kwargs: Any) -> None:
+        started.append(self.name)
+        original(self, *args, **kwargs)
+
+    threading.Thread.start = start  # type: ignore[method-assign]
+    try:
+        yield started
+    finally:
+        threading.Thread.start = original  # type: ignore[method-assign]
+
+
+def rss_bytes() -> int:
+    """The process's resident set size now (Linux ``/proc``; peak RSS elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+# --- one run, four ways ----------------------------------------------------------
+
+
+@dataclass
+class Sample:
+    """What one run cost its client."""
+
+    stamps: list[float]  # perf_counter at each custom item the consumer received
+    cpu: float  # process CPU seconds for the whole run, start to end
+    started: float  # perf_counter before the run was asked for
+    wall_start: float = 0.0  # time.time() before the run was asked for
+    wall_first: float = 0.0  # time.time() when the first custom item reached the consumer
+    path: str = ""  # /threads/{id}/runs/{run_id}
+    # Filled in after the sample (see ``stamp_server_side``), in time.time() seconds:
+    created: float = 0.0  # the run record's created_at
+    emitted: float = 0.0  # the server's timestamp on the first custom event
+
+    @property
+    def items(self) -> int:
+        return len(self.stamps)
+
+    @property
+    def evs(self) -> float:
+        span = self.stamps[-1] - self.stamps[0]
+        return (len(self.stamps) - 1) / span if span > 0 else float("inf")
+
+    @property
+    def ttfe(self) -> float:
+        return self.stamps[0] - self.started
+
+    @property
+    def before_create(self) -> float:
+        """From the call to the server's record of the run: the client's start-up plus one request."""
+        return self.created - self.wall_start
+
+    @property
+    def pickup(self) -> float:
+        """From the run's creation to the server emitting its first custom event: all server."""
+        return self.emitted - self.created
+
+    @property
+    def delivery(self) -> float:
+        """From the server emitting the first custom event to the consumer holding it."""
+        return self.wall_first - self.emitted
+
+
+def run_input(n: int) -> dict[str, Any]:
+    return {"n": n, "results": []}
+
+
+def run_body(n: int) -> dict[str, Any]:
+    """The ``POST /threads/{id}/runs`` body RemoteGraph sends to start a v3 run."""
+    return {
+        "assistant_id": ASSISTANT,
+        "input": run_input(n),
+        "config": {"configurable": {V3_MARKER: True}},
+        "stream_mode": list(V3_STREAM_MODES),
+        "stream_subgraphs": True,
+        "stream_resumable": True,
+        "if_not_exists": "create",
+    }
+
+
+def _run_id(response: httpx.Response) -> str:
+    response.raise_for_status()
+    body = response.json()
+    if not isinstance(body, dict) or "run_id" not in body:
+        raise RuntimeError(f"creating the run returned no run id: {body}")
+    return str(body["run_id"])
+
+
+def _check_run_status(response: httpx.Response, flavour: str) -> None:
+    response.raise_for_status()
+    status = response.json().get("status")
+    if status != "success":
+        raise RuntimeError(f"raw {flavour} run ended with status {status!r}, expected 'success'")
+
+
+class RawStream:
+    """Minimal SSE handling for the raw client: ``event:`` and ``data:`` lines, JSON envelopes.
+
+    The per-run stream sends one ``metadata`` frame, then every event of the
+    run as ``{"type": "event", "method": ..., "params": ...}``, and an
+    ``error`` frame if the run fails; the server closes it when the run ends.
+    It decodes every event, as any client that looks at the events must.
+    """
+
+    def __init__(self) -> None:
+        self.stamps: list[float] = []
+        self.wall_first = 0.0
+        self._event = ""
+        self._data: list[str] = []
+
+    def line(self, line: str) -> None:
+        if not line:
+            if self._data:
+                self._frame(self._event, "\n".join(self._data))
+            self._event, self._data = "", []
+            return
+        if line.startswith("data:"):
+            value = line[5:]
+            self._data.append(value[1:] if value.startswith(" ") else value)
+        elif line.startswith("event:"):
+            self._event = line[6:].strip()
+        # ``id:`` lines only matter for resuming; ``:`` lines are heartbeats.
+
+    def _frame(self, event: str, data: str) -> None:
+        if event == "error":
+            raise RuntimeError(f"run failed: {data}")
+        if event == "metadata":
+            return
+        envelope = orjson.loads(data)
+        if envelope.get("method") == "custom":
+            self.stamps.append(time.perf_counter())
+            if not self.wall_first:
+                self.wall_first = time.time()
+
+
+def raw_sync(client: httpx.Client, n: int) -> Sample:
+    cpu0, t0, wall0 = time.process_time(), time.perf_counter(), time.time()
+    thread_id = str(uuid.uuid4())
+    run_id = _run_id(client.post(f"/threads/{thread_id}/runs", json=run_body(n)))
+    stream = RawStream()
+    with client.stream("GET", f"/threads/{thread_id}/runs/{run_id}/stream", headers=STREAM_HEADERS) as response:
+        response.raise_for_status()
+        for line in response.iter_lines():  # until the server closes the stream at the run's end
+            stream.line(line)
+    _check_run_status(client.get(f"/threads/{thread_id}/runs/{run_id}"), "sync")
+    cpu = time.process_time() - cpu0
+    return Sample(stream.stamps, cpu, t0, wall0, stream.wall_first, f"/threads/{thread_id}/runs/{run_id}")
+
+
+async def raw_async(client: httpx.AsyncClient, n: int) -> Sample:
+    cpu0, t0, wall0 = time.process_time(), time.perf_counter(), time.time()
+    thread_id = str(uuid.uuid4())
+    run_id = _run_id(await client.post(f"/threads/{thread_id}/runs", json=run_body(n)))
+    stream = RawStream()
+    async with client.stream("GET", f"/threads/{thread_id}/runs/{run_id}/stream", headers=STREAM_HEADERS) as response:
+        response.raise_for_status()
+        async for line in response.aiter_lines():  # until the server closes the stream at the run's end
+            stream.line(line)
+    _check_run_status(await client.get(f"/threads/{thread_id}/runs/{run_id}"), "async")
+    cpu = time.process_time() - cpu0
+    return Sample(stream.stamps, cpu, t0, wall0, stream.wall_first, f"/threads/{thread_id}/runs/{run_id}")
+
+
+def _config(thread_id: str | None = None) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id or str(uuid.uuid4())}}
+
+
+def _check_output(output: Any, turns: int = 1) -> None:
+    if not isinstance(output, dict) or sorted(output.get("results", [])) != sorted(EXPECTED_RESULTS * turns):
+        raise RuntimeError(f"unexpected run output: {output!r}")
+
+
+def rg_sync(graph: RemoteGraph, n: int, thread_id: str | None = None, turn: int = 1) -> Sample:
+    cpu0, t0, wall0 = time.process_time(), time.perf_counter(), time.time()
+    stamps: list[float] = []
+    wall_first = 0.0
+    with graph.stream_events(run_input(n), _config(thread_id), version="v3") as run:
+        for _item in run.custom:
+            stamps.append(time.perf_counter())
+            if not wall_first:
+                wall_first = time.time()
+        _check_output(run.output, turn)
+    cpu = time.process_time() - cpu0
+    return Sample(stamps, cpu, t0, wall0, wall_first, f"/threads/{run.thread_id}/runs/{run.run_id}")
+
+
+async def rg_async(graph: RemoteGraph, n: int, thread_id: str | None = None, turn: int = 1) -> Sample:
+    cpu0, t0, wall0 = time.process_time(), time.perf_counter(), time.time()
+    stamps: list[float] = []
+    wall_first = 0.0
+    async with await graph.astream_events(run_input(n), _config(thread_id), version="v3") as run:
+        async for _item in run.custom:
+            stamps.append(time.perf_counter())
+            if not wall_first:
+                wall_first = time.time()
+        _check_output(await run.output(), turn)
+    cpu = time.process_time() - cpu0
+    return Sample(stamps, cpu, t0, wall0, wall_first, f"/threads/{run.thread_id}/runs/{run.run_id}")
+
+
+def stamp_server_side(client: httpx.Client, sample: Sample) -> Sample:
+    """Read, after the sample, when the server created the run and emitted its first custom event.
+
+    The run record has ``created_at``; the run's stream, replayed from the
+    start, carries each event's emission ``timestamp`` (ms). The server runs on
+    this machine, so its clock is the client's.
+    """
+    record = client.get(sample.path)
+    record.raise_for_status()
+    sample.created = datetime.fromisoformat(record.json()["created_at"]).timestamp()
+    with client.stream("GET", f"{sample.path}/stream", headers=STREAM_HEADERS) as response:
+        response.raise_for_status()
+        for line in response.iter_lines():
+            if line.startswith("data:") and '"method":"custom"' in line:
+                sample.emitted = orjson.loads(line[5:])["params"]["timestamp"] / 1e3
+                break
+    if not sample.emitted:
+        raise RuntimeError(f"no custom event in the replay of {sample.path}")
+    return sample
+
+
+def rg_exit_seconds(graph: RemoteGraph, n: int) -> float:
+    """``with graph.stream_events(...) as run: run.output``; time only ``__exit__``."""
+    manager = graph.stream_events(run_input(n), _config(), version="v3")
+    run = manager.__enter__()
+    try:
+        _check_output(run.output)
+    except BaseException:
+        if not manager.__exit__(*sys.exc_info()):
+            raise
+    t0 = time.perf_counter()
+    manager.__exit__(None, None, None)
+    return time.perf_counter() - t0
+
+
+def thread_check(graph: RemoteGraph, n: int) -> dict[str, Any]:
+    """Thread counts before, during (after the first item) and after one sync run."""
+    before_names = {t.ident: t.name for t in threading.enumerate()}
+    before = threading.active_count()
+    during: int | None = None
+    during_names: dict[int | None, str] = {}
+    with record_thread_starts() as started:
+        with graph.stream_events(run_input(n), _config(), version="v3") as run:
+            for _item in run.custom:
+                if during is None:
+                    during = threading.active_count()
+                    during_names = {t.ident: t.name for t in threading.enumerate()}
+            _check_output(run.output)
+    after = threading.active_count()
+    after_names = {t.ident: t.name for t in threading.enumerate()}
+    new = sorted(
+        {name for ident, name in {**during_names, **after_names}.items() if ident not in before_names} | set(started)
+    )
+    return {
+        "before": before,
+        "during": during,
+        "after": after,
+        "new_threads": new,
+        "background_thread": bool(new) or (during or 0) > before or after > before,
+    }
+
+
+# --- memory ----------------------------------------------------------------------
+
+MEMORY_WARMUP = 5_000  # items read before the baseline RSS is taken
+MEMORY_EVERY = 1_000  # items between RSS readings
+
+
+class RssWatch:
+    """RSS at the warm-up point, then the highest reading after it."""
+
+    def __init__(self, slow: bool) -> None:
+        self.slow = slow
+        self.count = 0
+        self.base: int | None = None
+        self.peak = 0
+
+    def item(self) -> None:
+        self.count += 1
+        if self.slow and self.count % 2 == 0:
+            time.sleep(0.001)  # at most ~2,000 items/s: slower than the server writes them
+        if self.count % MEMORY_EVERY == 0:
+            rss = rss_bytes()
+            if self.count == MEMORY_WARMUP:
+                self.base = rss
+            elif self.base is not None:
+                self.peak = max(self.peak, rss)
+
+    def growth_per_100k(self) -> float:
+        if self.base is None or self.count <= MEMORY_WARMUP:
+            raise RuntimeError(f"memory sample too short: {self.count} items")
+        return max(0, self.peak - self.base) / (self.count - MEMORY_WARMUP) * 100_000 / 2**20
+
+
+def memory_sync(graph: RemoteGraph, n: int, slow: bool) -> float:
+    gc.collect()
+    watch = RssWatch(slow)
+    with graph.stream_events(run_input(n), _config(), version="v3") as run:
+        for _item in run.custom:
+            watch.item()
+        _check_output(run.output)
+    return watch.growth_per_100k()
+
+
+async def memory_async(graph: RemoteGraph, n: int, slow: bool) -> float:
+    gc.collect()
+    watch = RssWatch(slow)
+    async with await graph.astream_events(run_input(n), _config(), version="v3") as run:
+        async for _item in run.custom:
+            watch.item()  # a slow async consumer that blocks its loop, as CPU work would
+        _check_output(await run.output())
+    return watch.growth_per_100k()
+
+
+# --- a child inside a local parent -----------------------------------------------
+
+
+def parent_with(child: Any) -> Any:
+    g = StateGraph(FanState)
+    g.add_node("child", child)
+    g.add_edge(START, "child")
+    return g.compile(checkpointer=InMemorySaver(), transformers=TRANSFORMERS)
+
+
+def parent_turn(parent: Any, n: int) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds, events) of one parent turn on a new parent thread, reading every event."""
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    events = 0
+    with parent.stream_events(run_input(n), _config(), version="v3") as run:
+        for _event in run:
+            events += 1
+        _check_output(run.output)
+    return time.perf_counter() - t0, time.process_time() - cpu0, events
+
+
+# --- reporting -----------------------------------------------------------------
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def check_items(sample: Sample, n: int) -> Sample:
+    if sample.items != n + 3:
+        raise RuntimeError(f"expected {n + 3} custom items, got {sample.items}")
+    return sample
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+def profile(args: argparse.Namespace, graph: RemoteGraph, run_async: Callable[[Any], Any]) -> None:
+    n = args.n or 20_000
+    if args.profile == "sync":
+        rg_sync(graph, 200)
+        profiler = cProfile.Profile()
+        profiler.enable()
+        sample = rg_sync(graph, n)
+    else:
+        run_async(lambda: rg_async(graph, 200))
+        profiler = cProfile.Profile()
+        profiler.enable()
+        sample = run_async(lambda: rg_async(graph, n))
+    profiler.disable()
+    print(f"{args.profile}: {sample.items} items, {sample.cpu * 1e6 / sample.items:.1f} us CPU/item, {sample.evs:,.0f} ev/s")
+    for key in ("tottime", "cumulative"):
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats(key).print_stats(args.top)
+        text = out.getvalue()
+        print(text[text.find("   ncalls") :])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="every figure on a smaller scale (about 3 minutes)")
+    parser.add_argument("--n", type=int, default=None, help="custom events per run in the stream rounds")
+    parser.add_argument("--rounds", type=int, default=None, help="interleaved stream rounds")
+    parser.add_argument("--profile", choices=("sync", "async"), help="profile one long RemoteGraph run and stop")
+    parser.add_argument("--top", type=int, default=25, help="frames to print with --profile")
+    parser.add_argument("--sample-timeout", type=float, default=120.0, help="seconds one sample may take")
+    parser.add_argument("--budget", type=float, default=1800.0, help="seconds the whole benchmark may take")
+    parser.add_argument(
+        "--config", default=str(ROOT / "app" / "langgraph.json"), help="langgraph.json of the served graphs"
+    )
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore", message="The v3 streaming protocol", category=Warning)
+    scale = QUICK if args.quick else FULL
+    if args.n is not None or args.rounds is not None:
+        if (args.n is not None and args.n < 1) or (args.rounds is not None and args.rounds < 1):
+            parser.error("--n and --rounds must be positive")
+        if not args.profile:
+            scale = Scale(**{**scale.__dict__, "n": args.n or scale.n, "rounds": args.rounds or scale.rounds})
+
+    budget = Budget(args.budget, args.sample_timeout)
+    http_timeout = httpx.Timeout(30.0, read=30.0)  # the server heartbeats every 5 s
+    rg_timeouts = Timeouts(request=30.0, read=30.0, reconnect=15.0)
+    n = scale.n
+    began = time.monotonic()
+    load_before = os.getloadavg()
+
+    with LangGraphDevServer(args.config, startup_timeout=90.0, n_jobs_per_worker=N_JOBS_PER_WORKER) as server:
+        print(f"server up in {time.monotonic() - began:.1f}s (n_jobs_per_worker={N_JOBS_PER_WORKER}); {scale}", flush=True)
+        graph = RemoteGraph(ASSISTANT, url=server.url, stream_transformers=TRANSFORMERS, timeouts=rg_timeouts)
+        loop = asyncio.new_event_loop()
+        sync_client = httpx.Client(base_url=server.url, timeout=http_timeout)
+        async_client = httpx.AsyncClient(base_url=server.url, timeout=http_timeout)
+        try:
+
+            def run_async(factory: Callable[[], Any], at_most: float | None = None) -> Any:
+                seconds = budget.next_sample(at_most)
+                with alarm(seconds + 5.0):  # backstop behind wait_for
+                    return loop.run_until_complete(asyncio.wait_for(factory(), seconds))
+
+            def run_sync(fn: Callable[[], Any], at_most: float | None = None) -> Any:
+                with alarm(budget.next_sample(at_most)):
+                    return fn()
+
+            if args.profile:
+                profile(args, graph, run_async)
+                return 0
+
+            samples: dict[str, Callable[[], Sample]] = {
+                "raw_sync": lambda: run_sync(lambda: raw_sync(sync_client, n)),
+                "rg_sync": lambda: run_sync(lambda: rg_sync(graph, n)),
+                "raw_async": lambda: run_async(lambda: raw_async(async_client, n)),
+                "rg_async": lambda: run_async(lambda: rg_async(graph, n)),
+            }
+
+            # Warm up the sync paths (graph import, connections), then count threads
+            # before anything async has run in this process.
+            for name in ("raw_sync", "rg_sync"):
+                samples[name]()
+            threads = run_sync(lambda: thread_check(graph, n))
+            for name in ("raw_async", "rg_async"):
+                samples[name]()
+
+            # 1. Memory first, while the heap has no free space left by the phases below.
+            memory: dict[str, float] = {}
+            for flavour in ("sync", "async"):
+                for speed in ("fast", "slow"):
+                    slow = speed == "slow"
+                    if flavour == "sync":
+                        mb = run_sync(lambda: memory_sync(graph, scale.memory_n, slow), at_most=600.0)
+                    else:
+                        mb = run_async(lambda: memory_async(graph, scale.memory_n, slow), at_most=600.0)
+                    memory[f"{flavour}_{speed}"] = mb
+                    print(f"memory {flavour} {speed}: {mb:+.2f} MB per 100k events", flush=True)
+
+            # 2. The stream rounds: ev/s, CPU per event, time to first event, exit.
+            runs: dict[str, list[Sample]] = {name: [] for name in VARIANTS}
+            exits: list[float] = []
+            sync_thread_starts: list[str] = []
+            for r in range(scale.rounds):
+                order = VARIANTS[r % len(VARIANTS) :] + VARIANTS[: r % len(VARIANTS)]
+                for name in order:
+                    if name == "rg_sync":
+                        with record_thread_starts() as started_here:
+                            sample = samples[name]()
+                        sync_thread_starts += started_here
+                    else:
+                        sample = samples[name]()
+                    runs[name].append(stamp_server_side(sync_client, check_items(sample, n)))
+                with record_thread_starts() as started_here:
+                    exits.append(run_sync(lambda: rg_exit_seconds(graph, n)))
+                sync_thread_starts += started_here
+                line = "  ".join(
+                    f"{name}={runs[name][-1].evs:,.0f}ev/s,{runs[name][-1].cpu * 1e6 / (n + 3):.0f}us" for name in VARIANTS
+                )
+                print(f"round {r + 1}/{scale.rounds}: {line}", flush=True)
+
+            # 3. Turns on one thread: a few threads, each turn taken on every thread in turn.
+            turn_wall: dict[int, list[float]] = {}
+            turn_cpu: dict[int, list[float]] = {}
+            turn_threads = [str(uuid.uuid4()) for _ in range(scale.turn_threads)]
+            for turn in range(1, scale.turns + 1):
+                for thread_id in turn_threads:
+                    s = run_sync(lambda: rg_sync(graph, scale.turn_n, thread_id, turn))
+                    check_items(s, scale.turn_n)
+                    turn_wall.setdefault(turn, []).append(s.stamps[-1] - s.started)
+                    turn_cpu.setdefault(turn, []).append(s.cpu)
+            print(f"turns: {scale.turns} on each of {scale.turn_threads} threads", flush=True)
+
+            # 4. A child inside a local parent: remote child against the same graph compiled locally.
+            parents = {"remote": parent_with(graph), "local": parent_with(build_custom().compile())}
+            nest: dict[str, dict[str, list[float]]] = {kind: {"wall": [], "cpu": [], "events": []} for kind in parents}
+            for r in range(scale.nest_rounds + 1):  # the first round warms up
+                for kind in (("remote", "local") if r % 2 else ("local", "remote")):
+                    wall, cpu, events = run_sync(lambda: parent_turn(parents[kind], scale.nest_n))
+                    if r:
+                        nest[kind]["wall"].append(wall)
+                        nest[kind]["cpu"].append(cpu)
+                        nest[kind]["events"].append(events)
+            print("nesting: done", flush=True)
+
+            # 5. Concurrency: many runs from one process, RemoteGraph then raw.
+            async def many_async(one: Callable[[], Any], count: int) -> tuple[float, float, int]:
+                cpu0, t0 = time.process_time(), time.perf_counter()
+                results = await asyncio.gather(*(one() for _ in range(count)), return_exceptions=True)
+                failed = [r for r in results if isinstance(r, BaseException)]
+                for r in results:
+                    if not isinstance(r, BaseException) and r.items != scale.concurrent_n + 3:
+                        failed.append(RuntimeError(f"{r.items} items"))
+                if failed:
+                    print(f"  failures: {failed[:3]!r}", flush=True)
+                return time.perf_counter() - t0, time.process_time() - cpu0, len(failed)
+
+            def many_sync(one: Callable[[], Sample], count: int) -> tuple[float, float, int]:
+                cpu0, t0 = time.process_time(), time.perf_counter()
+                failed: list[BaseException] = []
+                with ThreadPoolExecutor(max_workers=count, thread_name_prefix="bench") as pool:
+                    futures = [pool.submit(one) for _ in range(count)]
+                    for future in futures:
+                        try:
+                            s = future.result(timeout=max(1.0, budget.next_sample(300.0)))
+                            if s.items != scale.concurrent_n + 3:
+                                failed.append(RuntimeError(f"{s.items} items"))
+                        except FutureTimeout:
+                            raise BenchTimeout("a concurrent sync run did not finish in time") from None
+                        except Exception as exc:
+                            failed.append(exc)
+                if failed:
+                    print(f"  failures: {failed[:3]!r}", flush=True)
+                return time.perf_counter() - t0, time.process_time() - cpu0, len(failed)
+
+            cn = scale.concurrent_n
+            concurrency = {
+                "rg_async": run_async(lambda: many_async(lambda: rg_async(graph, cn), scale.concurrent_async), 300.0),
+                "raw_async": run_async(
+                    lambda: many_async(lambda: raw_async(async_client, cn), scale.concurrent_async), 300.0
+                ),
+                "rg_sync": many_sync(lambda: rg_sync(graph, cn), scale.concurrent_sync),
+                "raw_sync": many_sync(lambda: raw_sync(sync_client, cn), scale.concurrent_sync),
+            }
+            print("concurrency: done", flush=True)
+        finally:
+            sync_client.close()
+            try:
+                loop.run_until_complete(asyncio.wait_for(async_client.aclose(), 10.0))
+                loop.run_until_complete(asyncio.wait_for(graph.client.aclose(), 10.0))
+                graph.sync_client.close()
+                loop.run_until_complete(asyncio.wait_for(loop.shutdown_asyncgens(), 10.0))
+            finally:
+                loop.close()
+
+    return report(scale, runs, exits, threads, sync_thread_starts, memory, turn_wall, turn_cpu, nest, concurrency,
+                  load_before, time.monotonic() - began)
+
+
+def report(
+    scale: Scale,
+    runs: dict[str, list[Sample]],
+    exits: list[float],
+    threads: dict[str, Any],
+    sync_thread_starts: list[str],
+    memory: dict[str, float],
+    turn_wall: dict[int, list[float]],
+    turn_cpu: dict[int, list[float]],
+    nest: dict[str, dict[str, list[float]]],
+    concurrency: dict[str, tuple[float, float, int]],
+    load_before: tuple[float, float, float],
+    elapsed: float,
+) -> int:
+    items = scale.n + 3
+    evs = {name: median([s.evs for s in runs[name]]) for name in VARIANTS}
+    cpu_us = {name: median([s.cpu / s.items for s in runs[name]]) * 1e6 for name in VARIANTS}
+    ttfe_ms = {name: median([s.ttfe for s in runs[name]]) * 1e3 for name in VARIANTS}
+    before_ms = {name: median([s.before_create for s in runs[name]]) * 1e3 for name in VARIANTS}
+    pickup_ms = {name: median([s.pickup for s in runs[name]]) * 1e3 for name in VARIANTS}
+    delivery_ms = {name: median([s.delivery for s in runs[name]]) * 1e3 for name in VARIANTS}
+    # What the client adds: its part before the run exists plus its part after the server emitted.
+    client_ms = {name: median([s.before_create + s.delivery for s in runs[name]]) * 1e3 for name in VARIANTS}
+    evs_ratio = {f: evs[rg] / evs[raw] for f, (rg, raw) in PAIRS.items()}
+    cpu_ratio = {f: cpu_us[rg] / cpu_us[raw] for f, (rg, raw) in PAIRS.items()}
+    ttfe_over = {f: client_ms[rg] - client_ms[raw] for f, (rg, raw) in PAIRS.items()}
+    exit_ms = median(exits) * 1e3
+    background = threads["background_thread"] or bool(sync_thread_starts)
+
+    window = min(3, max(1, scale.turns // 4))
+    first = list(range(1, window + 1))
+    last = list(range(scale.turns - window + 1, scale.turns + 1))
+    wall_first = median([w for t in first for w in turn_wall[t]]) * 1e3
+    wall_last = median([w for t in last for w in turn_wall[t]]) * 1e3
+    cpu_first = median([c for t in first for c in turn_cpu[t]]) * 1e3
+    cpu_last = median([c for t in last for c in turn_cpu[t]]) * 1e3
+    turn_ratio = wall_last / wall_first
+    turn_cpu_ratio = cpu_last / cpu_first
+
+    nest_wall = {kind: median(v["wall"]) * 1e3 for kind, v in nest.items()}
+    nest_cpu = {kind: median(v["cpu"]) * 1e3 for kind, v in nest.items()}
+    nest_events = int(median(nest["remote"]["events"]))
+    nest_local_events = int(median(nest["local"]["events"]))
+    nest_over_wall_us = (nest_wall["remote"] - nest_wall["local"]) * 1e3 / nest_events
+    nest_over_cpu_us = (nest_cpu["remote"] - nest_cpu["local"]) * 1e3 / nest_events
+
+    conc_ok = concurrency["rg_async"][2] == 0 and concurrency["rg_sync"][2] == 0
+    mem_worst = max(memory.values())
+
+    targets = {
+        "cpu_sync": cpu_ratio["sync"] <= TARGETS["cpu_sync"],
+        "cpu_async": cpu_ratio["async"] <= TARGETS["cpu_async"],
+        "evs_sync": evs_ratio["sync"] >= TARGETS["evs"],
+        "evs_async": evs_ratio["async"] >= TARGETS["evs"],
+        "ttfe_sync": ttfe_over["sync"] <= TARGETS["ttfe_ms"],
+        "ttfe_async": ttfe_over["async"] <= TARGETS["ttfe_ms"],
+        "turns": turn_ratio <= TARGETS["turns"],
+        "concurrency": conc_ok,
+        "memory": mem_worst < TARGETS["rss_mb"],
+        "exit_ms": exit_ms < TARGETS["exit_ms"],
+        "no_background_thread": not background,
+    }
+
+    print()
+    print(f"stream rounds: {items} custom items per run, medians of {scale.rounds} interleaved rounds")
+    print(
+        f"{'variant':<32}{'ev/s':>8}{'CPU us/ev':>11}{'1st ev ms':>11}{'= create':>10}{'+ server':>10}{'+ deliver':>11}"
+    )
+    for name in VARIANTS:
+        print(
+            f"{LABELS[name]:<32}{evs[name]:>8,.0f}{cpu_us[name]:>11.1f}{ttfe_ms[name]:>11.1f}"
+            f"{before_ms[name]:>10.1f}{pickup_ms[name]:>10.1f}{delivery_ms[name]:>11.1f}"
+        )
+    print(
+        f"turns on one thread ({scale.turn_threads} threads, {scale.turn_n + 3} items per turn): "
+        f"turns {first[0]}-{first[-1]} {wall_first:.0f} ms wall / {cpu_first:.1f} ms CPU, "
+        f"turns {last[0]}-{last[-1]} {wall_last:.0f} ms wall / {cpu_last:.1f} ms CPU"
+    )
+    print(
+        f"parent turn ({nest_events} events, {scale.nest_rounds} rounds): remote child {nest_wall['remote']:.0f} ms "
+        f"wall / {nest_cpu['remote']:.0f} ms CPU, local child {nest_wall['local']:.0f} ms / {nest_cpu['local']:.0f} ms CPU;"
+        f" remote - local per event: {nest_over_wall_us:+.0f} us wall, {nest_over_cpu_us:+.1f} us CPU"
+    )
+    print(f"concurrency (server n_jobs_per_worker={N_JOBS_PER_WORKER}, {scale.concurrent_n + 3} items per run):")
+    for name, (wall, cpu, failed) in concurrency.items():
+        count = scale.concurrent_async if name.endswith("async") else scale.concurrent_sync
+        how = "tasks" if name.endswith("async") else "threads"
+        print(f"  {LABELS[name]:<32} {count} {how}: wall {wall:.1f} s, client CPU {cpu:.2f} s, failures {failed}")
+    print("memory, RSS growth per 100k events: " + ", ".join(f"{k} {v:+.2f} MB" for k, v in memory.items()))
+    print(f"sync __exit__ after output: median {exit_ms:.3f} ms, max {max(exits) * 1e3:.3f} ms")
+    print(f"threads around a sync run: before={threads['before']} during={threads['during']} after={threads['after']}")
+    print()
+    print("verdicts:")
+    for f in ("sync", "async"):
+        print(f"  CPU/event {f}: {cpu_ratio[f]:.2f}x raw (target <= {TARGETS['cpu_' + f]}x) {verdict(targets['cpu_' + f])}")
+    for f in ("sync", "async"):
+        print(f"  live ev/s {f}: {evs_ratio[f]:.3f}x raw (target >= {TARGETS['evs']}x) {verdict(targets['evs_' + f])}")
+    for f in ("sync", "async"):
+        print(
+            f"  first event {f}, client's part (create + deliver): {ttfe_over[f]:+.2f} ms vs raw "
+            f"(target <= +{TARGETS['ttfe_ms']:.0f} ms) "
+            f"{verdict(targets['ttfe_' + f])}"
+        )
+    print(
+        f"  turn {last[0]}-{last[-1]} vs {first[0]}-{first[-1]}: {turn_ratio:.2f}x wall, {turn_cpu_ratio:.2f}x CPU "
+        f"(target <= {TARGETS['turns']}x wall) {verdict(targets['turns'])}"
+    )
+    print(
+        f"  concurrent runs: {scale.concurrent_async - concurrency['rg_async'][2]}/{scale.concurrent_async} async, "
+        f"{scale.concurrent_sync - concurrency['rg_sync'][2]}/{scale.concurrent_sync} sync succeeded {verdict(conc_ok)}"
+    )
+    print(f"  RSS growth: worst {mem_worst:+.2f} MB per 100k events (target < {TARGETS['rss_mb']:.0f}) {verdict(targets['memory'])}")
+    print(f"  sync __exit__: {exit_ms:.3f} ms (target < {TARGETS['exit_ms']:.0f}) {verdict(targets['exit_ms'])}")
+    print(f"  background threads: {'none' if not background else sorted(set(sync_thread_starts))} {verdict(not background)}")
+
+    load_after = os.getloadavg()
+    result = {
+        "scale": "quick" if scale == QUICK else ("full" if scale == FULL else "custom"),
+        "items": items,
+        "rounds": scale.rounds,
+        "evs_median": {k: round(v, 1) for k, v in evs.items()},
+        "cpu_us_per_event": {k: round(v, 2) for k, v in cpu_us.items()},
+        "ttfe_ms": {k: round(v, 1) for k, v in ttfe_ms.items()},
+        "ttfe_split_ms": {
+            name: {"create": round(before_ms[name], 2), "server": round(pickup_ms[name], 1),
+                   "deliver": round(delivery_ms[name], 2)}
+            for name in VARIANTS
+        },
+        "ratio": {
+            "cpu_sync": round(cpu_ratio["sync"], 3),
+            "cpu_async": round(cpu_ratio["async"], 3),
+            "evs_sync": round(evs_ratio["sync"], 3),
+            "evs_async": round(evs_ratio["async"], 3),
+            "turns_wall": round(turn_ratio, 3),
+            "turns_cpu": round(turn_cpu_ratio, 3),
+        },
+        "ttfe_over_raw_ms": {k: round(v, 2) for k, v in ttfe_over.items()},
+        "turns": {"count": scale.turns, "threads": scale.turn_threads, "first_ms": round(wall_first, 1),
+                  "last_ms": round(wall_last, 1), "first_cpu_ms": round(cpu_first, 2), "last_cpu_ms": round(cpu_last, 2)},
+        "nested": {"events": nest_events, "local_events": nest_local_events,
+                   "wall_ms": {k: round(v, 1) for k, v in nest_wall.items()},
+                   "cpu_ms": {k: round(v, 1) for k, v in nest_cpu.items()},
+                   "over_wall_us_per_event": round(nest_over_wall_us, 1),
+                   "over_cpu_us_per_event": round(nest_over_cpu_us, 2)},
+        "concurrency": {
+            "n_jobs_per_worker": N_JOBS_PER_WORKER,
+            **{k: {"runs": scale.concurrent_async if k.endswith("async") else scale.concurrent_sync,
+                   "wall_s": round(w, 2), "cpu_s": round(c, 3), "failures": f}
+               for k, (w, c, f) in concurrency.items()},
+        },
+        "rss_mb_per_100k": {k: round(v, 2) for k, v in memory.items()},
+        "exit_ms_median": round(exit_ms, 3),
+        "threads": {"before": threads["before"], "during": threads["during"], "after": threads["after"],
+                    "background_thread": background},
+        "load": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in load_after],
+                 "cpus": os.cpu_count()},
+        "elapsed_s": round(elapsed, 1),
+        "targets_met": targets,
+    }
+    print("BENCH " + json.dumps(result, sort_keys=True), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
