@@ -80,33 +80,19 @@ class RemoteMessagesTransformer(MessagesTransformer):
         super().fail(err)
 
 
-class _ReplayChannel(StreamChannel[Any]):
-    """A ``StreamChannel`` that keeps every item from the run's start.
-
-    A local projection exists before the run, so its consumer subscribes
-    before the first item. A channel learned from the wire may be asked for
-    after its first items arrived; keeping them all means its consumer still
-    gets every item, in order, whenever it starts iterating.
-    """
-
-    def push(self, item: Any) -> None:
-        if self._closed:
-            raise RuntimeError("Cannot push to a closed StreamChannel")
-        stamp = self._mux._next_push_seq() if self._mux is not None else 0
-        self._items.append((stamp, item))
-
-
 class WireChannelsTransformer(StreamTransformer):
     """Projections for the named channels the server's transformers send.
 
     A deployed module's ``stream_transformers()`` hook may register
     transformers whose named ``StreamChannel`` pushes reach the wire as
     ``custom:<name>`` events. The server does not list them anywhere (not in
-    the assistant, its schemas, its graph or ``/info``), so each name is
-    learned from its first event, or from the caller asking for it: either
-    way ``run.extensions[name]`` is a channel that yields every item of the
-    run in order. The event itself stays in the run's main log, where the
-    local mux forwards it too.
+    the assistant, its schemas, its graph or ``/info``), so a name becomes a
+    projection when the caller asks for it or when its first event arrives,
+    whichever comes first. A caller that subscribes before the run moves,
+    as local code does, gets every item in order; one that subscribes later
+    gets the items from then on, exactly as a local channel behaves. The
+    event itself stays in the run's main log, where the local mux forwards
+    it too.
 
     A name another registered transformer projects (one passed to
     ``RemoteGraph(stream_transformers=...)`` or ``transformers=``) is left to
@@ -125,13 +111,13 @@ class WireChannelsTransformer(StreamTransformer):
         super().__init__(scope)
         self._scope_list = list(scope)
         self._known = known if known is not None else set()
-        self._channels: dict[str, _ReplayChannel] = {}
+        self._channels: dict[str, StreamChannel[Any]] = {}
         self._mux: StreamMux | None = None
         self._ended = False
 
     def init(self) -> dict[str, Any]:
         for name in sorted(self._known):
-            self._channels[name] = _ReplayChannel()
+            self._channels[name] = StreamChannel()
         return dict(self._channels)
 
     def _on_register(self, mux: Any) -> None:
@@ -146,7 +132,7 @@ class WireChannelsTransformer(StreamTransformer):
         mux = self._mux
         if self._ended or mux is None or name in mux.extensions:
             return None
-        channel = _ReplayChannel()
+        channel: StreamChannel[Any] = StreamChannel()
         _attach(mux, name, channel, self)
         self._channels[name] = channel
         return channel

@@ -16,7 +16,9 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import bare
 import graphs
+import toolflow
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Interrupt
@@ -61,6 +63,13 @@ def norm_event(event: dict[str, Any]) -> Any:
     return out
 
 
+def _message_row(m: dict[str, Any], at_start: bool) -> dict[str, Any]:
+    row = {"node": m["message"].node, "deltas": m["deltas"], "tool_calls": norm(m["tool_calls"])}
+    if at_start:
+        row["node_at_start"] = m["start"]
+    return row
+
+
 def error_of(exc: BaseException) -> tuple[str, str]:
     return type(exc).__name__, str(exc)
 
@@ -75,9 +84,12 @@ class Lane:
         self.server_url = server_url
 
     def graph(self, name: str, **remote_kwargs: Any) -> Any:
+        """The local twin compiled exactly as its module is served (with the
+        module's ``stream_transformers()`` hook), or the remote graph told
+        nothing but its name and the server's url."""
         if self.kind == "local":
-            return graphs.BUILDERS[name]().compile(checkpointer=InMemorySaver(), transformers=graphs.TRANSFORMERS)
-        return RemoteGraph(name, url=self.server_url, stream_transformers=graphs.TRANSFORMERS, **remote_kwargs)
+            return local_twin(name)
+        return RemoteGraph(name, url=self.server_url, **remote_kwargs)
 
     @staticmethod
     def thread() -> dict[str, Any]:
@@ -85,6 +97,20 @@ class Lane:
 
     def close(self) -> None:
         pass
+
+
+# Every module the server serves graphs from.
+_MODULES = (graphs, toolflow, bare)
+
+
+def local_twin(name: str) -> Any:
+    """Compile graph ``name`` as the server does, with its own module's transformers."""
+    for module in _MODULES:
+        builder = module.BUILDERS.get(name)
+        if builder is not None:
+            hook = getattr(module, "stream_transformers", None)
+            return builder().compile(checkpointer=InMemorySaver(), transformers=hook() if hook is not None else None)
+    raise KeyError(f"no served module builds {name!r}")
 
 
 class SyncLane(Lane):
@@ -114,13 +140,29 @@ class SyncLane(Lane):
     def interrupts(self, run: Any) -> list[Any]:
         return run.interrupts
 
-    def messages(self, run: Any) -> list[dict[str, Any]]:
+    def messages(self, run: Any, *, at_start: bool = False) -> list[dict[str, Any]]:
+        """Each message stream of ``run.messages`` (or of a subgraph handle's):
+        its node, deltas and tool calls, and with ``at_start`` its node as the
+        stream is handed out."""
         out = []
         for message in run.messages:
+            start = message.node
             deltas = list(message.text)
             calls = message.tool_calls.get()
-            out.append({"message": message, "deltas": deltas, "tool_calls": calls})
-        return [{"node": m["message"].node, "deltas": m["deltas"], "tool_calls": norm(m["tool_calls"])} for m in out]
+            out.append({"message": message, "deltas": deltas, "tool_calls": calls, "start": start})
+        return [_message_row(m, at_start) for m in out]
+
+    def subgraph_messages(self, run: Any) -> list[dict[str, Any]]:
+        """Each subgraph handle's path and message streams, nodes read as handed out."""
+        return [{"path": norm(list(h.path)), "messages": self.messages(h, at_start=True)} for h in run.subgraphs]
+
+    def drain(self, run: Any, *names: str) -> dict[str, list[Any]]:
+        """Subscribe to every named projection (``run.extensions[name]``) first, then read each to its end."""
+        cursors = {name: iter(run.extensions[name]) for name in names}
+        return {name: list(cursor) for name, cursor in cursors.items()}
+
+    def drain_channel(self, channel: Any) -> list[Any]:
+        return list(channel)
 
     def subgraphs(self, run: Any, depth: int = 2) -> list[dict[str, Any]]:
         return [self._handle(h, depth) for h in run.subgraphs]
@@ -199,14 +241,46 @@ class AsyncLane(Lane):
     def interrupts(self, run: Any) -> list[Any]:
         return self._run(run.interrupts())
 
-    def messages(self, run: Any) -> list[dict[str, Any]]:
+    def messages(self, run: Any, *, at_start: bool = False) -> list[dict[str, Any]]:
         async def go() -> list[dict[str, Any]]:
             out = []
             async for message in run.messages:
+                start = message.node
                 deltas = [d async for d in message.text]
                 calls = await message.tool_calls
-                out.append({"message": message, "deltas": deltas, "tool_calls": calls})
-            return [{"node": m["message"].node, "deltas": m["deltas"], "tool_calls": norm(m["tool_calls"])} for m in out]
+                out.append({"message": message, "deltas": deltas, "tool_calls": calls, "start": start})
+            return [_message_row(m, at_start) for m in out]
+
+        return self._run(go())
+
+    def subgraph_messages(self, run: Any) -> list[dict[str, Any]]:
+        async def messages(h: Any) -> list[dict[str, Any]]:
+            out = []
+            async for message in h.messages:
+                start = message.node
+                deltas = [d async for d in message.text]
+                out.append({"message": message, "deltas": deltas, "tool_calls": await message.tool_calls, "start": start})
+            return [_message_row(m, True) for m in out]
+
+        async def go() -> list[dict[str, Any]]:
+            return [{"path": norm(list(h.path)), "messages": await messages(h)} async for h in run.subgraphs]
+
+        return self._run(go())
+
+    def drain(self, run: Any, *names: str) -> dict[str, list[Any]]:
+        async def go() -> dict[str, list[Any]]:
+            cursors = {name: run.extensions[name].__aiter__() for name in names}
+            # Not a dict comprehension around an async one: Python 3.10 rejects that.
+            drained: dict[str, list[Any]] = {}
+            for name, cursor in cursors.items():
+                drained[name] = [item async for item in cursor]
+            return drained
+
+        return self._run(go())
+
+    def drain_channel(self, channel: Any) -> list[Any]:
+        async def go() -> list[Any]:
+            return [item async for item in channel]
 
         return self._run(go())
 

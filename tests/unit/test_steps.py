@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from remote_graph._core.convert import WireConverter
-from remote_graph._core.steps import step_node
+from remote_graph._core.steps import StepAnswer, step_node
 
 MID = "lc_run--1"
 
@@ -16,37 +16,40 @@ def task(name: str, *, result: Any = None, state: Any = None, id: str = "t") -> 
 
 def test_the_task_whose_result_holds_the_message_wrote_it() -> None:
     state = {"values": {}, "tasks": [task("tools", result={}), task("agent", result={"messages": [{"id": MID, "content": "x"}]})]}
-    assert step_node(state, (), MID) == "agent"
+    assert step_node(state, (), MID) == StepAnswer("agent")
 
 
 def test_one_unfinished_node_streams_the_message() -> None:
     state = {"values": {}, "tasks": [task("work", id="1"), task("work", id="2"), task("done", result={"x": 1})]}
-    assert step_node(state, (), MID) == "work"
+    assert step_node(state, (), MID) == StepAnswer("work")
 
 
 def test_two_unfinished_nodes_are_ambiguous() -> None:
-    assert step_node({"values": {}, "tasks": [task("a"), task("b")]}, (), MID) is None
+    assert step_node({"values": {}, "tasks": [task("a"), task("b")]}, (), MID) == StepAnswer(None)
 
 
 def test_an_earlier_checkpoint_whose_tasks_all_finished_says_nothing() -> None:
-    assert step_node({"values": {}, "tasks": [task("agent", result={"messages": []})]}, (), MID) is None
+    assert step_node({"values": {}, "tasks": [task("agent", result={"messages": []})]}, (), MID) == StepAnswer(None)
 
 
-def test_a_later_checkpoint_that_already_holds_the_message_says_nothing() -> None:
+def test_a_later_checkpoint_that_already_holds_the_message_is_ahead() -> None:
     state = {"values": {"messages": [{"id": MID, "content": "x"}]}, "tasks": [task("tools")]}
-    assert step_node(state, (), MID) is None
+    assert step_node(state, (), MID) == StepAnswer(None, ahead=True)
+    # The subgraph's task is gone, and the parent's state holds its message.
+    assert step_node(state, ("sub:9",), MID) == StepAnswer(None, ahead=True)
+    assert step_node({"values": {}, "tasks": []}, ("sub:9",), MID) == StepAnswer(None)
 
 
 def test_a_subgraph_task_does_not_stream_in_its_parents_namespace() -> None:
     state = {"values": {}, "tasks": [task("sub", state={"configurable": {"checkpoint_ns": "sub:9"}}), task("agent")]}
-    assert step_node(state, (), MID) == "agent"
+    assert step_node(state, (), MID) == StepAnswer("agent")
 
 
 def test_subgraph_namespaces_descend_into_the_tasks_states() -> None:
     inner = {"values": {}, "tasks": [task("inner_node", id="i1")]}
     state = {"values": {}, "tasks": [task("sub", id="9", state=inner)]}
-    assert step_node(state, ("sub:9",), MID) == "inner_node"
-    assert step_node(state, ("sub:8",), MID) is None
+    assert step_node(state, ("sub:9",), MID) == StepAnswer("inner_node")
+    assert step_node(state, ("sub:8",), MID) == StepAnswer(None)
 
 
 def test_the_converter_asks_once_per_step_and_sets_the_node_at_the_start() -> None:
@@ -67,3 +70,30 @@ def test_the_converter_asks_once_per_step_and_sets_the_node_at_the_start() -> No
     [part] = c.convert("messages", start)
     assert part["data"][1]["langgraph_node"] is None
     assert c.wants_step("messages", {"namespace": [], "data": {"event": "content-block-delta"}}) is None
+
+
+def test_a_message_the_server_ran_past_is_held_until_its_update_names_the_node() -> None:
+    c = WireConverter()
+    start = {"namespace": [], "timestamp": 1, "data": {"event": "message-start", "role": "ai", "id": MID}}
+    c.convert("values", {"namespace": [], "timestamp": 1, "data": {}})
+    c.learn_step((), {"values": {"messages": [{"id": MID, "content": "x"}]}, "tasks": [task("next")]}, MID)
+    assert c.convert("messages", start) == []
+    assert c.convert("messages", {"namespace": [], "timestamp": 1, "data": {"event": "message-finish"}}) == []
+    assert c.convert("custom:trail", {"namespace": [], "timestamp": 1, "data": 1}) == []
+    update = {"namespace": [], "timestamp": 1, "data": {"agent": {"messages": [{"type": "ai", "id": MID, "content": "x"}]}}}
+    parts = c.convert("updates", update)
+    assert [p["type"] for p in parts] == ["messages", "messages", "custom:trail", "updates"]
+    assert parts[0]["data"][1]["langgraph_node"] == "agent"
+
+
+def test_a_held_message_whose_step_ends_without_naming_it_is_released_without_a_node() -> None:
+    c = WireConverter()
+    start = {"namespace": [], "timestamp": 1, "data": {"event": "message-start", "role": "ai", "id": MID}}
+    c.learn_step((), {"values": {"m": [{"id": MID, "content": "x"}]}, "tasks": []}, MID)
+    assert c.convert("messages", start) == []
+    parts = c.convert("values", {"namespace": [], "timestamp": 1, "data": {}})
+    assert [p["type"] for p in parts] == ["messages", "values"] and parts[0]["data"][1]["langgraph_node"] is None
+    # The end of the run releases whatever is still held.
+    c.learn_step((), {"values": {"m": [{"id": "m2", "content": "x"}]}, "tasks": []}, "m2")
+    assert c.convert("messages", {**start, "data": {**start["data"], "id": "m2"}}) == []
+    assert [p["type"] for p in c.finish(interrupted=False)] == ["messages"]

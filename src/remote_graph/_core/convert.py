@@ -31,7 +31,7 @@ from langgraph.types import Interrupt
 
 from remote_graph._core.returned import ReturnedMessages
 from remote_graph._core.revive import revive
-from remote_graph._core.steps import step_node
+from remote_graph._core.steps import step_node, writer
 
 Part = dict[str, Any]
 Namespace = tuple[str, ...]
@@ -46,6 +46,19 @@ class _Subgraph:
 
 
 @dataclass
+class _Awaited:
+    """A message whose start is held until the wire names its node."""
+
+    ns: Namespace
+    message_id: str
+    metadata: dict[str, Any]
+
+
+# The step's node is not known yet: the state said the server ran past it.
+_AHEAD = object()
+
+
+@dataclass
 class WireConverter:
     """Stateful converter for the protocol events of one run."""
 
@@ -57,22 +70,51 @@ class WireConverter:
     _returned: ReturnedMessages = field(default_factory=ReturnedMessages)
     # Per namespace: how many states were sent, which tells steps apart.
     _steps: dict[Namespace, int] = field(default_factory=dict)
-    # (namespace, step index) -> the node that step runs there, when it is one node.
-    _step_nodes: dict[tuple[Namespace, int], str | None] = field(default_factory=dict)
+    # (namespace, step index) -> the node that step runs there (None: not one
+    # node, or unknown; _AHEAD: named later by the wire).
+    _step_nodes: dict[tuple[Namespace, int], Any] = field(default_factory=dict)
     _message_nodes: dict[Namespace, str | None] = field(default_factory=dict)
+    # Named-channel events wait for the event they were forwarded before.
+    _forwarded: list[Part] = field(default_factory=list)
+    # Messages whose start waits for their node, and the parts held meanwhile.
+    _awaited: list[_Awaited] = field(default_factory=list)
+    _held: list[Part] = field(default_factory=list)
 
     def convert(self, method: str, params: Mapping[str, Any]) -> list[Part]:
         """Convert one protocol event (its ``method`` and ``params``)."""
         ns: Namespace = tuple(params.get("namespace") or ())
         data = params.get("data")
+        if method.startswith("custom:"):
+            # A transformer's named channel. The server's mux logs a push just
+            # before the event the transformer was processing, so a message
+            # rebuilt for that event (below) must go before it, as locally.
+            self._forwarded.append({"type": method, "ns": ns, "data": data})
+            return []
+        returned, parts = self._convert(method, ns, params, data)
+        out = [*returned, *self._forwarded, *parts]
+        self._forwarded.clear()
+        if not self._awaited:
+            return out
+        self._resolve(method, ns, data)
+        self._held.extend(out)
+        if self._awaited:
+            return []
+        held, self._held = self._held, []
+        return held
+
+    def _convert(self, method: str, ns: Namespace, params: Mapping[str, Any], data: Any) -> tuple[list[Part], list[Part]]:
+        """The parts of one event, after the node-returned messages owed before them."""
         if method == "values":
             interrupts = self._interrupts(ns, params.get("interrupts"))
             self._steps[ns] = self._steps.get(ns, 0) + 1
             values = revive(data)
-            return [*self._returned.from_values(ns, values), {"type": "values", "ns": ns, "data": values, "interrupts": interrupts}]
+            return self._returned.from_values(ns, values), [{"type": "values", "ns": ns, "data": values, "interrupts": interrupts}]
         if method == "updates":
             update = self._update(ns, data)
-            return [*self._returned.from_update(ns, update), {"type": "updates", "ns": ns, "data": update}]
+            return self._returned.from_update(ns, update), [{"type": "updates", "ns": ns, "data": update}]
+        return [], self._plain(method, ns, data)
+
+    def _plain(self, method: str, ns: Namespace, data: Any) -> list[Part]:
         if method == "messages":
             return [self._message(ns, data)]
         if method == "lifecycle":
@@ -82,9 +124,11 @@ class WireConverter:
         return [{"type": method, "ns": ns, "data": data}]
 
     def finish(self, *, interrupted: bool) -> list[Part]:
-        """Parts owed at the end of the run: subgraphs a paused run left open
-        are closed as interrupted, as a local run closes them."""
-        parts: list[Part] = []
+        """Parts owed at the end of the run: the ones still held back, and
+        subgraphs a paused run left open are closed as interrupted, as a local
+        run closes them."""
+        parts: list[Part] = [*self._held, *self._forwarded]
+        self._held, self._forwarded, self._awaited = [], [], []
         if interrupted:
             for sub_ns in sorted(self._open, key=len, reverse=True):
                 if self._below(sub_ns):
@@ -134,17 +178,41 @@ class WireConverter:
         """Record what the thread's state, read as message ``message_id`` starts at
         ``ns``, says of the step's node (``state`` is ``None`` when it could not be
         read: the node stays unknown)."""
-        node = step_node(state, ns, message_id) if state is not None else None
+        node: Any = None
+        if state is not None:
+            answer = step_node(state, ns, message_id)
+            node = _AHEAD if answer.ahead else answer.node
         self._step_nodes[(ns, self._steps.get(ns, 0))] = node
 
+    def _resolve(self, method: str, ns: Namespace, data: Any) -> None:
+        """Name the held messages' nodes from this event: the update holding a
+        message names its writer; the state ending its step names no one."""
+        if method not in ("updates", "values"):
+            return
+        waiting = []
+        for awaited in self._awaited:
+            if awaited.ns != ns:
+                waiting.append(awaited)
+            elif method == "updates" and (node := writer(data, awaited.message_id)) is not None:
+                awaited.metadata["langgraph_node"] = node
+            elif method == "updates":
+                waiting.append(awaited)
+        self._awaited = waiting
+
     def _message(self, ns: Namespace, data: Any) -> Part:
-        if isinstance(data, dict) and data.get("event") == "message-start":
+        start = isinstance(data, dict) and data.get("event") == "message-start"
+        node = None
+        if start:
             self._message_count += 1
             self._message_keys[ns] = f"{'|'.join(ns)}#{self._message_count}"
-            self._message_nodes[ns] = self._step_nodes.get((ns, self._steps.get(ns, 0)))
+            node = self._step_nodes.get((ns, self._steps.get(ns, 0)))
+            self._message_nodes[ns] = None if node is _AHEAD else node
             self._returned.streamed(data.get("id", data.get("message_id")))
         key = self._message_keys.get(ns, "|".join(ns))
         metadata = {"langgraph_node": self._message_nodes.get(ns), "langgraph_checkpoint_ns": "|".join(ns), "run_id": key}
+        if node is _AHEAD and isinstance(data.get("id"), str):
+            # Held (with every part after it) until the wire names the writer.
+            self._awaited.append(_Awaited(ns, data["id"], metadata))
         return {"type": "messages", "ns": ns, "data": (data, metadata)}
 
     # --- subgraph lifecycle -> tasks ----------------------------------------

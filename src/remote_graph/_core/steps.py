@@ -8,7 +8,9 @@ message's start, that checkpoint is the step streaming it, an earlier one
 ahead of the client). ``step_node`` only answers when the state tells which:
 
 1. a task whose result holds the message (by id) wrote it: its node;
-2. a state that holds the message otherwise is past the step: no answer;
+2. a state that holds the message otherwise is past the step: the server
+   ran ahead, so the events that name the writer (its ``updates``) are
+   already on their way, and the converter holds the message until they come;
 3. else the message is still streaming, so its task has not finished: the
    node, when the unfinished tasks at that namespace are all one node.
    An earlier checkpoint's tasks have all finished, so it gives no answer.
@@ -17,9 +19,17 @@ ahead of the client). ``step_node`` only answers when the state tells which:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 Namespace = tuple[str, ...]
+
+
+class StepAnswer(NamedTuple):
+    """What a thread state says of a message's node."""
+
+    node: str | None
+    # The state is past the message's step: its writer comes later on the wire.
+    ahead: bool = False
 
 
 def _holds(value: Any, message_id: str) -> bool:
@@ -33,8 +43,15 @@ def _holds(value: Any, message_id: str) -> bool:
     return False
 
 
-def step_node(state: Any, ns: Namespace, message_id: Any) -> str | None:
-    """The node streaming message ``message_id`` at ``ns``, or ``None`` when the state cannot tell.
+def writer(update: Any, message_id: Any) -> str | None:
+    """The node of an ``updates`` event (as sent) whose writes hold message ``message_id``."""
+    if not isinstance(update, Mapping) or not isinstance(message_id, str):
+        return None
+    return next((node for node, writes in update.items() if isinstance(node, str) and _holds(writes, message_id)), None)
+
+
+def step_node(state: Any, ns: Namespace, message_id: Any) -> StepAnswer:
+    """What ``state`` says of the node streaming message ``message_id`` at ``ns``.
 
     Args:
         state: The thread's state (``GET /threads/{id}/state``, with
@@ -51,19 +68,21 @@ def step_node(state: Any, ns: Namespace, message_id: Any) -> str | None:
             (t.get("state") for t in tasks or () if isinstance(t, Mapping) and t.get("id") == task_id),
             None,
         )
+    known = isinstance(message_id, str)
     if not isinstance(snapshot, Mapping):
-        return None
+        # The step's task is gone: finished, unless the state does not hold the message yet.
+        return StepAnswer(None, ahead=known and _holds(state, message_id))
     tasks = [t for t in snapshot.get("tasks") or () if isinstance(t, Mapping)]
-    if isinstance(message_id, str):
+    if known:
         writers = {t.get("name") for t in tasks if _holds(t.get("result"), message_id)}
         if writers:
-            return _one(writers)
-        if _holds(snapshot.get("values"), message_id):
-            return None
+            return StepAnswer(_one(writers))
+        if _holds(state, message_id):
+            return StepAnswer(None, ahead=True)
     # A subgraph's task streams in its own namespace, not this one; only those have a state.
     running = [t for t in tasks if t.get("result") is None and not t.get("error") and not t.get("interrupts")]
     own = [t for t in running if t.get("state") is None] or running
-    return _one({t.get("name") for t in own})
+    return StepAnswer(_one({t.get("name") for t in own}))
 
 
 def _one(names: set[Any]) -> str | None:
