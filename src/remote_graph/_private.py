@@ -23,7 +23,7 @@ from langgraph._internal._constants import (
     NS_SEP,
 )
 from langgraph._internal._scratchpad import PregelScratchpad
-from langgraph.pregel._messages import StreamMessagesHandler
+from langgraph.pregel._messages import StreamMessagesHandler, StreamMessagesHandlerV2
 from langgraph.pregel.main import _normalize_stream_transformer_factories as normalize_stream_transformer_factories
 from langgraph.pregel.main import _reject_v3_invariant_kwargs as reject_v3_invariant_kwargs
 from langgraph.pregel.remote import _merge_tracing_headers as merge_tracing_headers
@@ -44,6 +44,7 @@ __all__ = [
     "PregelScratchpad",
     "ProtocolEvent",
     "StreamMessagesHandler",
+    "StreamMessagesHandlerV2",
     "StreamMux",
     "ensure_config",
     "merge_tracing_headers",

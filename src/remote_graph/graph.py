@@ -63,7 +63,14 @@ def _write(task: ParentTask, chunks: list[Any]) -> None:
 
 
 def _nested_run(task: ParentTask) -> NestedRun:
-    return NestedRun(task.ns, task.modes, v3_messages=task.v3_messages, key_prefix=f"remote:{uuid4().hex}", metadata=task.metadata)
+    return NestedRun(
+        task.ns,
+        task.modes,
+        v3_messages=task.v3_messages,
+        key_prefix=f"remote:{uuid4().hex}",
+        metadata=task.metadata,
+        v1_messages=task.v1_messages,
+    )
 
 
 def _node_result(task: ParentTask, run: NestedRun, driver: RunDriver, version: str) -> Any:
@@ -484,8 +491,12 @@ class RemoteGraph(_UpstreamRemoteGraph):
             version: ``"v3"`` for run streams; other versions are upstream's.
             transformers: Extra ``StreamTransformer`` factories, applied on
                 the client to the remote run's events.
-            **kwargs: ``metadata``, ``multitask_strategy`` and ``headers`` are
-                honoured. ``stream_mode`` / ``subgraphs`` raise ``TypeError``
+            **kwargs: ``context`` (the run's runtime context: a mapping,
+                dataclass or pydantic instance, coerced on the server to the
+                graph's ``context_schema``), ``metadata``,
+                ``multitask_strategy``, ``headers``, ``interrupt_before``,
+                ``interrupt_after`` and ``durability`` are honoured.
+                ``stream_mode`` / ``subgraphs`` raise ``TypeError``
                 as they do locally; any other keyword raises
                 ``NotImplementedError`` naming it, since the v3 protocol would
                 silently drop it.

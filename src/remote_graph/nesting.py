@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID, uuid5
 
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
 from remote_graph._core.nested import ParentResume
@@ -40,6 +41,7 @@ from remote_graph._private import (
     NS_SEP,
     PregelScratchpad,
     StreamMessagesHandler,
+    StreamMessagesHandlerV2,
 )
 
 __all__ = ["ChildThreadId", "ParentTask", "default_child_thread_id", "parent_task"]
@@ -76,6 +78,10 @@ class ParentTask:
             ``interrupt()`` that took it does.
         context: The parent's runtime context, which a local child called
             without its own ``context`` inherits (``None`` if it has none).
+        v1_messages: When the parent streams v1/v2 ``messages``: whether its
+            messages handler emits messages from a graph namespace (its own,
+            or a subgraph's when streamed with ``subgraphs=True``), as it
+            decides for a local child's.
     """
 
     ns: tuple[str, ...]
@@ -87,6 +93,7 @@ class ParentTask:
     metadata: Mapping[str, Any]
     consume_resume: Callable[[], None] = lambda: None
     context: Any = None
+    v1_messages: Callable[[tuple[str, ...]], bool] | None = None
 
 
 def parent_task(
@@ -134,7 +141,30 @@ def parent_task(
         metadata={k: v for k, v in (config.get("metadata") or {}).items() if k in _TASK_METADATA_KEYS},
         consume_resume=consume,
         context=getattr(conf.get(CONFIG_KEY_RUNTIME), "context", None),
+        v1_messages=_v1_messages_scope(config.get("callbacks")),
     )
+
+
+def _handlers(callbacks: Any) -> list[Any]:
+    handlers = getattr(callbacks, "handlers", callbacks)
+    return list(handlers) if isinstance(handlers, (list, tuple)) else []
+
+
+def _v1_messages_scope(callbacks: Any) -> Callable[[tuple[str, ...]], bool] | None:
+    """Which namespaces the parent's v1 messages handlers emit from (``None`` without one).
+
+    The rule is the handler's own (``on_chat_model_start``): its graph's
+    namespace, every namespace with ``subgraphs=True``, and the namespace it
+    was created in.
+    """
+    handlers = [h for h in _handlers(callbacks) if isinstance(h, StreamMessagesHandler) and not isinstance(h, StreamMessagesHandlerV2)]
+    if not handlers:
+        return None
+
+    def emits(ns: tuple[str, ...]) -> bool:
+        return any(h.subgraphs or not ns or ns == h.parent_ns for h in handlers)
+
+    return emits
 
 
 def _marking_streamed_messages(stream: Callable[[Any], None], callbacks: Any) -> Callable[[Any], None]:
@@ -145,12 +175,16 @@ def _marking_streamed_messages(stream: Callable[[Any], None], callbacks: Any) ->
     child's do not, so its streamed message ids are marked seen here, or the
     parent would emit each of them a second time at its root.
     """
-    handlers = getattr(callbacks, "handlers", callbacks) or []
-    seen = [h.seen for h in handlers if isinstance(h, StreamMessagesHandler)]
+    seen = [h.seen for h in _handlers(callbacks) if isinstance(h, StreamMessagesHandler)]
 
     def write(chunk: Any) -> None:
         _, mode, payload = chunk
-        if seen and mode == "messages":
+        if seen and mode == "messages" and isinstance(payload[0], BaseMessage):
+            # A v1 chunk or whole message (see ``_core.v1_messages``).
+            if payload[0].id:
+                for ids in seen:
+                    ids.add(payload[0].id)
+        elif seen and mode == "messages":
             event = payload[0]
             # The wire names the message ``id``; langgraph's own events say ``message_id``.
             message_id = event.get("message_id") or event.get("id") if isinstance(event, Mapping) else None
