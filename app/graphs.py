@@ -3,6 +3,12 @@
 Each graph exists twice: a ``build_*`` function returning the uncompiled
 ``StateGraph`` (the conformance suite compiles it locally with a checkpointer)
 and a module-level compiled graph that ``langgraph.json`` points the server at.
+
+The local twins also run on Python 3.10, where an async run gives its nodes no
+config context (asyncio tasks take a context only from 3.11): ``interrupt()`` and
+the custom stream writer fail there, and a model invoked without its config
+streams no tokens. So nodes take their ``config``, pass it on to models, and
+interrupt or write custom events inside ``node_context(config)``.
 """
 
 from __future__ import annotations
@@ -10,8 +16,10 @@ from __future__ import annotations
 import dataclasses
 import operator
 import random
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -19,6 +27,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, ToolMessage
 from langchain_core.outputs import ChatGenerationChunk
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import tool
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
@@ -37,6 +46,29 @@ def stream_transformers() -> list[Callable[[tuple[str, ...]], Any]]:
 
 
 TRANSFORMERS = tuple(stream_transformers())
+
+
+@contextmanager
+def node_context(config: RunnableConfig) -> Iterator[None]:
+    """Where ``interrupt()`` and ``get_stream_writer()`` work, on any Python.
+
+    Both read the node's config from a context variable, which an async run sets
+    only on Python 3.11+; below, it is set here from the node's ``config`` argument.
+    """
+    if sys.version_info >= (3, 11):
+        yield
+        return
+    token = var_child_runnable_config.set(config)
+    try:
+        yield
+    finally:
+        var_child_runnable_config.reset(token)
+
+
+def pause(value: Any, config: RunnableConfig) -> Any:
+    """``interrupt(value)`` from a node given its ``config`` (see ``node_context``)."""
+    with node_context(config):
+        return interrupt(value)
 
 
 class Boom(Exception):
@@ -119,9 +151,9 @@ CHAT_REPLY = "hello there from the fake model"
 
 
 def build_chat() -> StateGraph:
-    def chat(state: ChatState) -> dict[str, Any]:
+    def chat(state: ChatState, config: RunnableConfig) -> dict[str, Any]:
         model = GenericFakeChatModel(messages=iter([CHAT_REPLY]))
-        return {"messages": [model.invoke(state["messages"])]}
+        return {"messages": [model.invoke(state["messages"], config)]}
 
     g = StateGraph(ChatState)
     g.add_node("chat", chat)
@@ -141,8 +173,8 @@ def build_gate() -> StateGraph:
     def prep(state: GateState) -> dict[str, Any]:
         return {"x": state["x"] + 1}
 
-    def ask(state: GateState) -> dict[str, Any]:
-        answer = interrupt({"question": "approve?", "x": state["x"]})
+    def ask(state: GateState, config: RunnableConfig) -> dict[str, Any]:
+        answer = pause({"question": "approve?", "x": state["x"]}, config)
         return {"answer": str(answer)}
 
     def finish(state: GateState) -> dict[str, Any]:
@@ -166,11 +198,11 @@ class TwoAskState(TypedDict):
 
 
 def build_twoask() -> StateGraph:
-    def ask_a(state: TwoAskState) -> dict[str, Any]:
-        return {"out": [f"ans-{interrupt('A?')}"]}
+    def ask_a(state: TwoAskState, config: RunnableConfig) -> dict[str, Any]:
+        return {"out": [f"ans-{pause('A?', config)}"]}
 
-    def ask_b(state: TwoAskState) -> dict[str, Any]:
-        return {"out": [f"ans-{interrupt('B?')}"]}
+    def ask_b(state: TwoAskState, config: RunnableConfig) -> dict[str, Any]:
+        return {"out": [f"ans-{pause('B?', config)}"]}
 
     g = StateGraph(TwoAskState)
     g.add_node("ask_a", ask_a)
@@ -184,8 +216,8 @@ def build_twoask() -> StateGraph:
 
 
 def build_subask() -> StateGraph:
-    def inner_ask(state: GateState) -> dict[str, Any]:
-        return {"answer": str(interrupt({"question": "inner?"}))}
+    def inner_ask(state: GateState, config: RunnableConfig) -> dict[str, Any]:
+        return {"answer": str(pause({"question": "inner?"}, config))}
 
     inner = StateGraph(GateState)
     inner.add_node("inner_ask", inner_ask)
@@ -229,17 +261,19 @@ class FanState(TypedDict):
 
 
 def build_custom() -> StateGraph:
-    def plan(state: FanState) -> dict[str, Any]:
-        writer = get_stream_writer()
-        for i in range(state["n"]):
-            writer({"i": i, "msg": f"event {i}"})
+    def plan(state: FanState, config: RunnableConfig) -> dict[str, Any]:
+        with node_context(config):
+            writer = get_stream_writer()
+            for i in range(state["n"]):
+                writer({"i": i, "msg": f"event {i}"})
         return {}
 
     def fan_out(state: FanState) -> list[Send]:
         return [Send("work", {"n": i, "results": []}) for i in range(3)]
 
-    def work(state: FanState) -> dict[str, Any]:
-        get_stream_writer()({"worker": state["n"]})
+    def work(state: FanState, config: RunnableConfig) -> dict[str, Any]:
+        with node_context(config):
+            get_stream_writer()({"worker": state["n"]})
         return {"results": [state["n"] * state["n"]]}
 
     g = StateGraph(FanState)
@@ -306,11 +340,12 @@ def build_narrow() -> StateGraph:
 
 
 def build_slow() -> StateGraph:
-    def tick(state: LinearState) -> dict[str, Any]:
-        writer = get_stream_writer()
-        for i in range(state["x"]):
-            writer({"tick": i})
-            time.sleep(0.1)
+    def tick(state: LinearState, config: RunnableConfig) -> dict[str, Any]:
+        with node_context(config):
+            writer = get_stream_writer()
+            for i in range(state["x"]):
+                writer({"tick": i})
+                time.sleep(0.1)
         return {"log": ["ticked"]}
 
     g = StateGraph(LinearState)
@@ -368,7 +403,7 @@ def _json(value: Any) -> str:
 
 
 def build_agent() -> StateGraph:
-    def agent(state: ChatState) -> dict[str, Any]:
+    def agent(state: ChatState, config: RunnableConfig) -> dict[str, Any]:
         if any(isinstance(m, ToolMessage) for m in state["messages"]):
             reply: AIMessage = AIMessage(content="the sum is 3")
         else:
@@ -377,7 +412,7 @@ def build_agent() -> StateGraph:
                 tool_calls=[{"id": "call_1", "name": "add", "args": {"a": 1, "b": 2}}],
             )
         model = FakeToolChatModel(messages=iter([reply])).bind_tools([add])
-        return {"messages": [model.invoke(state["messages"])]}
+        return {"messages": [model.invoke(state["messages"], config)]}
 
     g = StateGraph(ChatState)
     g.add_node("agent", agent)
@@ -400,10 +435,11 @@ def build_ticks() -> StateGraph:
     """Writes ``n`` custom events ``{"i": i}`` as fast as it can, then appends the
     turn's index (how many turns the thread had before) to ``turns``."""
 
-    def tick(state: TicksState) -> dict[str, Any]:
-        writer = get_stream_writer()
-        for i in range(state["n"]):
-            writer({"i": i})
+    def tick(state: TicksState, config: RunnableConfig) -> dict[str, Any]:
+        with node_context(config):
+            writer = get_stream_writer()
+            for i in range(state["n"]):
+                writer({"i": i})
         return {"turns": [len(state.get("turns") or [])]}
 
     g = StateGraph(TicksState)
@@ -431,11 +467,12 @@ class UnicodeState(TypedDict):
 
 
 def build_unicode() -> StateGraph:
-    def write(state: UnicodeState) -> dict[str, Any]:
-        writer = get_stream_writer()
+    def write(state: UnicodeState, config: RunnableConfig) -> dict[str, Any]:
         pieces = [unicode_text(state["size"] // 10, seed) for seed in range(10)]
-        for seed, piece in enumerate(pieces):
-            writer({"seed": seed, "piece": piece})
+        with node_context(config):
+            writer = get_stream_writer()
+            for seed, piece in enumerate(pieces):
+                writer({"seed": seed, "piece": piece})
         return {"text": unicode_text(state["size"], 42), "pieces": pieces}
 
     g = StateGraph(UnicodeState)
@@ -456,8 +493,8 @@ class PauseMsgsState(TypedDict):
 def build_pause_msgs() -> StateGraph:
     """``ask`` interrupts while ``say`` (same step) returns AIMessages created without ids."""
 
-    def ask(state: PauseMsgsState) -> dict[str, Any]:
-        return {"answer": str(interrupt({"question": "go on?"}))}
+    def ask(state: PauseMsgsState, config: RunnableConfig) -> dict[str, Any]:
+        return {"answer": str(pause({"question": "go on?"}, config))}
 
     def say(state: PauseMsgsState) -> dict[str, Any]:
         return {
@@ -471,6 +508,7 @@ def build_pause_msgs() -> StateGraph:
     g.add_edge(START, "ask")
     g.add_edge(START, "say")
     return g
+
 
 # --- context: runtime context read by a node, for each kind of context_schema --------
 
@@ -528,7 +566,6 @@ def build_context_dict() -> StateGraph:
 
 def build_context_model() -> StateGraph:
     return build_context(SettingsModel)
-
 
 
 BUILDERS: dict[str, Callable[[], StateGraph]] = {
