@@ -30,8 +30,10 @@ def test_call_time_checks_happen_before_any_request() -> None:
     graph = RemoteGraph("g", url=URL)
     with pytest.raises(TypeError, match="stream_mode"):
         graph.stream_events({}, version="v3", stream_mode="values")
-    with pytest.raises(NotImplementedError, match="context"):
-        graph.stream_events({}, version="v3", context={"user": "u"})
+    with pytest.raises(TypeError, match="context must be a mapping"):
+        graph.stream_events({}, version="v3", context="user")
+    with pytest.raises(NotImplementedError, match="control"):
+        graph.stream_events({}, version="v3", control=object())
     with pytest.raises(TypeError, match="subgraphs"):
         graph.astream_events({}, version="v3", subgraphs=True)
     # Nothing is sent until the first pull, exactly like a local run stream.
