@@ -87,3 +87,82 @@ def node_returned_messages_without_updates_on_the_wire(lane: Lane) -> Any:
 def test_local_equals_remote(name: str, flavour: str, server_url: str) -> None:
     local, remote = compare(SCENARIOS[name], flavour, server_url)
     assert remote == local
+
+
+# --- what the server tells a client, probed --------------------------------------------
+
+
+def _raw_run(server_url: str, graph: str, input: Any) -> list[dict[str, Any]]:
+    """Every protocol event of one v3 run, read raw from its per-run stream."""
+    import json
+    import uuid
+
+    import httpx
+
+    from remote_graph._core.commands import _V3_MARKER, _V3_STREAM_MODES
+
+    with httpx.Client(base_url=server_url, timeout=30) as http:
+        thread_id = str(uuid.uuid4())
+        body = {
+            "assistant_id": graph,
+            "input": input,
+            "config": {"configurable": {_V3_MARKER: True}},
+            "stream_mode": list(_V3_STREAM_MODES),
+            "stream_subgraphs": True,
+            "if_not_exists": "create",
+        }
+        run = http.post(f"/threads/{thread_id}/runs", json=body).json()
+        events = []
+        with http.stream("GET", f"/threads/{thread_id}/runs/{run['run_id']}/stream") as stream:
+            for line in stream.iter_lines():
+                if line.startswith("data:"):
+                    data = json.loads(line[5:])
+                    if isinstance(data, dict) and data.get("type") == "event":
+                        events.append(data)
+        return events
+
+
+def test_probe_the_server_lists_no_transformer_channels(server_url: str) -> None:
+    # The module's own channel (node_trail) is named nowhere a client can ask:
+    # not the assistant, its schemas, its graph, its subgraphs or /info.
+    import httpx
+
+    with httpx.Client(base_url=server_url, timeout=30) as http:
+        [assistant] = http.post("/assistants/search", json={"graph_id": "toolflow"}).json()
+        answers = [
+            assistant,
+            http.get(f"/assistants/{assistant['assistant_id']}").json(),
+            http.get(f"/assistants/{assistant['assistant_id']}/schemas").json(),
+            http.get(f"/assistants/{assistant['assistant_id']}/graph", params={"xray": "true"}).json(),
+            http.get(f"/assistants/{assistant['assistant_id']}/subgraphs", params={"recurse": "true"}).json(),
+            http.get("/info").json(),
+        ]
+    text = str(answers)
+    assert "critic" in text  # the answers do describe the graph...
+    assert "node_trail" not in text and "NodeTrail" not in text and "transformer" not in text.lower()  # ...not its channels
+
+
+def test_probe_what_the_wire_carries_of_nodes_and_returned_messages(server_url: str) -> None:
+    events = _raw_run(server_url, "toolflow", {"messages": [{"type": "human", "content": "what is 1 + 2?"}]})
+    methods = [e["method"] for e in events]
+    # The module's channel is its own method, at the root only: pushes of the
+    # subgraph-scoped transformer (the critic's update) never reach the wire.
+    trail = [e for e in events if e["method"] == "custom:node_trail"]
+    assert [e["params"]["data"]["node"] for e in trail] == ["agent", "tools", "agent", "review"]
+    assert all(e["params"]["namespace"] == [] for e in trail)
+    # Message events say nothing of their node; neither do updates, nor is there a tasks event.
+    messages = [e for e in events if e["method"] == "messages"]
+    assert messages and not any("node" in e["params"] or len(e["params"]["data"]) > 5 for e in messages)
+    assert "tasks" not in methods and not any("node" in e["params"] for e in events if e["method"] == "updates")
+    # Every message event is a content-block event: the tool call the agent
+    # returned without streaming is in its update, not on the messages channel.
+    starts = [e["params"]["data"] for e in messages if e["params"]["data"]["event"] == "message-start"]
+    assert len(starts) == 2  # the streamed summary and the critic's review
+    first_update = next(e for e in events if e["method"] == "updates")
+    assert first_update["params"]["data"]["agent"]["messages"][0]["tool_calls"][0]["id"] == "call_1"
+
+
+def test_probe_a_module_without_the_hook_sends_no_updates_and_no_custom(server_url: str) -> None:
+    events = _raw_run(server_url, "bare_agent", {"messages": [{"type": "human", "content": "weather?"}]})
+    assert {e["method"] for e in events} <= {"values", "messages", "lifecycle", "input.requested"}
+    assert not any(e["method"] == "messages" for e in events)  # the agent streams nothing
