@@ -94,7 +94,7 @@ def test_licensed_profile_keeps_postgres_redis_and_langgraph_api() -> None:
     assert match, "compose/Dockerfile.licensed sets no LANGSERVE_GRAPHS"
     graphs = json.loads((APP / "langgraph.json").read_text())["graphs"]
     served = json.loads(match.group(1))
-    assert served == {name: path.replace("./graphs.py", "/deps/app/graphs.py") for name, path in graphs.items()}
+    assert served == {name: path.replace("./", "/deps/app/", 1) for name, path in graphs.items()}
 
 
 def test_local_base_script_parses() -> None:
