@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import graphs
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
@@ -205,9 +206,10 @@ def a_node_asking_after_its_child_asks_again_after_the_childs_resume(lane: Lane)
         confirm = interrupt({"confirm": out["answer"]})
         return {"x": out["x"], "answer": f"{out['answer']}+{confirm}"}
 
-    async def anode(state: dict[str, Any]) -> dict[str, Any]:
-        out = await sub.ainvoke({"x": state["x"], "answer": ""})
-        confirm = interrupt({"confirm": out["answer"]})
+    async def anode(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        with graphs.node_context(config):  # the ambient config, on Python 3.10 too
+            out = await sub.ainvoke({"x": state["x"], "answer": ""})
+            confirm = interrupt({"confirm": out["answer"]})
         return {"x": out["x"], "answer": f"{out['answer']}+{confirm}"}
 
     parent = parent_of(lane, graphs.GateState, ("node", node if lane.flavour == "sync" else anode))
@@ -319,8 +321,9 @@ def coordinate_case(lane: Lane, make_config: Callable[[str], Any], with_config: 
         out = sub.invoke({"x": state["x"], "log": []}, make_config(parent_thread))
         return {"x": out["x"], "log": out["log"]}
 
-    async def acall(state: dict[str, Any]) -> dict[str, Any]:
-        return call(state) if lane.kind == "local" else await _acall(state)
+    async def acall(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        with graphs.node_context(config):  # the ambient config, on Python 3.10 too
+            return call(state) if lane.kind == "local" else await _acall(state)
 
     async def _acall(state: dict[str, Any]) -> dict[str, Any]:
         out = await sub.ainvoke({"x": state["x"], "log": []}, make_config(parent_thread))

@@ -10,6 +10,7 @@ from typing import Any
 
 import graphs
 import pytest
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 
@@ -143,9 +144,10 @@ def child_called_in_a_node_inherits_or_overrides(lane: Lane) -> Any:
         given = sub.invoke(EMPTY, context={"user": "eve"})["seen"]
         return {"seen": inherited + given}
 
-    async def anode(state: dict[str, Any]) -> dict[str, Any]:
-        inherited = (await sub.ainvoke(EMPTY))["seen"]
-        given = (await sub.ainvoke(EMPTY, context={"user": "eve"}))["seen"]
+    async def anode(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        with graphs.node_context(config):  # the ambient config, on Python 3.10 too
+            inherited = (await sub.ainvoke(EMPTY, config))["seen"]
+            given = (await sub.ainvoke(EMPTY, config, context={"user": "eve"}))["seen"]
         return {"seen": inherited + given}
 
     g = parent(lane, node if lane.flavour == "sync" else anode)
