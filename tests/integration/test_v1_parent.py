@@ -15,6 +15,7 @@ from typing import Any
 import graphs
 import pytest
 from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 
@@ -126,8 +127,9 @@ def invoke_in_a_node_returns_string_content(lane: Lane) -> Any:
     def node(state: dict[str, Any]) -> dict[str, Any]:
         return {"messages": sub.invoke({"messages": state["messages"]})["messages"]}
 
-    async def anode(state: dict[str, Any]) -> dict[str, Any]:
-        return {"messages": (await sub.ainvoke({"messages": state["messages"]}))["messages"]}
+    async def anode(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        # The config is passed on: before 3.11 an async node's context does not carry it.
+        return {"messages": (await sub.ainvoke({"messages": state["messages"]}, config))["messages"]}
 
     out = invoke(lane, parent_of(node if lane.flavour == "sync" else anode), ASK)
     return [message(m) for m in out["messages"]]
@@ -177,8 +179,9 @@ def stream_messages_of_a_child_called_in_a_node(lane: Lane) -> Any:
     def node(state: dict[str, Any]) -> dict[str, Any]:
         return {"messages": sub.invoke({"messages": state["messages"]})["messages"]}
 
-    async def anode(state: dict[str, Any]) -> dict[str, Any]:
-        return {"messages": (await sub.ainvoke({"messages": state["messages"]}))["messages"]}
+    async def anode(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        # The config is passed on: before 3.11 an async node's context does not carry it.
+        return {"messages": (await sub.ainvoke({"messages": state["messages"]}, config))["messages"]}
 
     g = parent_of(node if lane.flavour == "sync" else anode)
     return merged([(ns, "messages", data) for ns, data in stream(lane, g, ASK, stream_mode="messages", subgraphs=True)])
