@@ -18,6 +18,10 @@ Settings (command line, else ini, else environment, else default):
 - ``--remote-graph-base-image`` / ini ``remote_graph_base_image`` /
   ``$REMOTE_GRAPH_BASE_IMAGE``: the Docker server's base image (default ``python:3.12-slim``);
 - ``--remote-graph-keep-image``: keep the Docker server's image as a build cache;
+- ``--remote-graph-python`` / ini ``remote_graph_python`` / ``$REMOTE_GRAPH_SERVER_PYTHON``:
+  the interpreter (a Python executable or a virtualenv) that runs the embedded
+  server, when it is not the tests' own: ``langgraph dev`` needs Python 3.11+ and
+  ``langgraph-cli[inmem]``, so a Python 3.10 suite names a 3.11+ environment here;
 - ``--remote-graph-log-command``: with a URL, a command printing the server's logs
   (e.g. ``docker-compose -f compose/docker-compose.yml logs --no-color --tail=200``),
   run for a failing test;
@@ -38,6 +42,7 @@ import pytest
 
 ENV_URL = "REMOTE_GRAPH_URL"
 ENV_BASE_IMAGE = "REMOTE_GRAPH_BASE_IMAGE"
+ENV_SERVER_PYTHON = "REMOTE_GRAPH_SERVER_PYTHON"  # read by LangGraphDevServer
 MODES = ("embedded", "docker")
 LOG_SECTION = "remote_graph server log"
 LOG_LIMIT = 20_000  # characters of server output shown per failing test
@@ -97,6 +102,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="docker: keep the built image as a cache for the next run",
     )
     group.addoption(
+        "--remote-graph-python",
+        default=None,
+        metavar="PATH",
+        help="embedded: the Python executable or virtualenv that runs langgraph dev "
+        "(3.11+, with langgraph-cli[inmem]; default: $REMOTE_GRAPH_SERVER_PYTHON, else this one)",
+    )
+    group.addoption(
         "--remote-graph-log-command",
         default=None,
         metavar="COMMAND",
@@ -104,6 +116,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("remote_graph_config", "langgraph.json served by the embedded and docker servers", default="langgraph.json")
     parser.addini("remote_graph_base_image", "base image of the docker server", default="")
+    parser.addini("remote_graph_python", "python or virtualenv running the embedded server", default="")
     parser.addini("remote_graph_startup_timeout", "seconds to wait for the server's GET /ok", default="120")
 
 
@@ -124,6 +137,18 @@ def _config_path(config: pytest.Config) -> Path:
         return Path(option).resolve()
     base = config.inipath.parent if config.inipath else config.rootpath
     return (base / str(config.getini("remote_graph_config"))).resolve()
+
+
+def server_python(config: pytest.Config) -> str | None:
+    """The embedded server's interpreter if one is named (else LangGraphDevServer's default)."""
+    option = config.getoption("--remote-graph-python")
+    if option:
+        return str(option)
+    ini = str(config.getini("remote_graph_python") or "")
+    if ini:
+        base = config.inipath.parent if config.inipath else config.rootpath
+        return str(base / ini)
+    return None
 
 
 def base_image(config: pytest.Config) -> str:
@@ -147,7 +172,9 @@ def pytest_report_header(config: pytest.Config) -> str:
     if choice == "docker":
         return f"remote_graph server: docker, base image {base_image(config)}, serving {_config_path(config)}"
     if choice == "embedded":
-        return f"remote_graph server: embedded langgraph dev, serving {_config_path(config)}"
+        python = server_python(config) or os.environ.get(ENV_SERVER_PYTHON)
+        detail = f", run by {python}" if python else ""
+        return f"remote_graph server: embedded langgraph dev{detail}, serving {_config_path(config)}"
     return f"remote_graph server: {choice}"
 
 
@@ -173,7 +200,7 @@ def remote_graph_server(pytestconfig: pytest.Config) -> Iterator[str]:
             startup_timeout=timeout,
         )
     else:
-        server = LangGraphDevServer(_config_path(pytestconfig), startup_timeout=timeout)
+        server = LangGraphDevServer(_config_path(pytestconfig), startup_timeout=timeout, python=server_python(pytestconfig))
     started = time.monotonic()
     with server:
         ready = time.monotonic() - started

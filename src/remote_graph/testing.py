@@ -13,6 +13,12 @@ Example:
         graph = RemoteGraph("linear", url=server.url)
     ```
 
+``langgraph dev``'s in-memory server needs Python 3.11 or newer. From Python
+3.10 (or an environment without ``langgraph-cli[inmem]``), give it another
+interpreter: ``python=`` (or ``$REMOTE_GRAPH_SERVER_PYTHON``) names a Python
+executable or a virtualenv that has ``langgraph-cli[inmem]`` and the graphs'
+dependencies; the server runs there, the tests stay in their own interpreter.
+
 ``DockerServer`` serves the same ``langgraph.json`` from a container: it builds
 an image (``langgraph dev`` in a virtualenv on ``base_image``), publishes it on a
 free loopback port, waits for ``GET /ok``, and removes everything it created on
@@ -52,6 +58,8 @@ from remote_graph._dockerimage import CONTAINER_PORT, DEFAULT_BASE_IMAGE, DEFAUL
 
 __all__ = ["DockerServer", "LangGraphDevServer", "free_port"]
 
+ENV_SERVER_PYTHON = "REMOTE_GRAPH_SERVER_PYTHON"
+
 _DOCKERFILE_NAME = ".remote-graph.Dockerfile"
 
 
@@ -60,6 +68,28 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
+
+
+def _server_python(python: str | os.PathLike[str] | None) -> Path:
+    """The interpreter to run ``langgraph dev`` with (see ``LangGraphDevServer``)."""
+    given = python if python is not None else os.environ.get(ENV_SERVER_PYTHON) or None
+    if given is None:
+        if sys.version_info < (3, 11):
+            raise RuntimeError(
+                f"langgraph dev's in-memory server needs Python 3.11 or newer; this is "
+                f"{sys.version_info.major}.{sys.version_info.minor}. Name a 3.11+ interpreter or "
+                f"virtualenv with langgraph-cli[inmem]: python=..., ${ENV_SERVER_PYTHON} or "
+                "--remote-graph-python; or use --remote-graph-server=docker or a URL."
+            )
+        return Path(sys.executable)
+    # Not resolved: a virtualenv's python is a symlink, and its scripts sit beside it.
+    path = Path(given).expanduser().absolute()
+    if path.is_dir():
+        candidates = [path / "bin" / "python", path / "Scripts" / "python.exe"]
+        path = next((c for c in candidates if c.exists()), candidates[0])
+    if not path.is_file():
+        raise FileNotFoundError(f"server python not found: {path} (from {given!r})")
+    return path
 
 
 class LangGraphDevServer:
@@ -75,6 +105,15 @@ class LangGraphDevServer:
             runs one unless told otherwise, and it overrides the
             ``N_JOBS_PER_WORKER`` environment variable, so it is passed as
             the command's option.
+        python: The interpreter that runs the server: a Python executable or
+            a virtualenv directory, with ``langgraph-cli[inmem]`` (Python
+            3.11+). Defaults to ``$REMOTE_GRAPH_SERVER_PYTHON``, else this
+            interpreter.
+
+    Raises:
+        FileNotFoundError: If ``config`` or ``python`` does not exist.
+        RuntimeError: If no ``python`` is given and this interpreter is older
+            than 3.11, where ``langgraph dev`` cannot run.
     """
 
     def __init__(
@@ -86,10 +125,12 @@ class LangGraphDevServer:
         startup_timeout: float = 90.0,
         env: dict[str, str] | None = None,
         n_jobs_per_worker: int | None = None,
+        python: str | os.PathLike[str] | None = None,
     ) -> None:
         self.config = Path(config).resolve()
         if not self.config.is_file():
             raise FileNotFoundError(f"langgraph config not found: {self.config}")
+        self.python = _server_python(python)
         self.host = host
         self.port = port or free_port(host)
         self.startup_timeout = startup_timeout
@@ -109,8 +150,8 @@ class LangGraphDevServer:
         """Start the server and wait until it answers ``GET /ok``."""
         if self._process is not None:
             raise RuntimeError("server already started")
-        langgraph = Path(sys.executable).with_name("langgraph")
-        command = [str(langgraph)] if langgraph.exists() else [sys.executable, "-m", "langgraph_cli.cli"]
+        langgraph = self.python.with_name("langgraph")
+        command = [str(langgraph)] if langgraph.exists() else [str(self.python), "-m", "langgraph_cli.cli"]
         command += [
             "dev",
             "--no-browser",

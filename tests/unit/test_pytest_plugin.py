@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import os
 import subprocess
 import sys
@@ -73,3 +74,42 @@ def test_a_failing_test_shows_the_server_log(tmp_path: Path) -> None:
     assert "the-server-said-this" in done.stdout
     # Only the failing test gets the section.
     assert done.stdout.count("remote_graph server log") == 1
+
+
+def test_the_embedded_server_can_run_in_another_interpreter(tmp_path: Path) -> None:
+    venv = tmp_path / "server-venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("")
+    done = run_inner(tmp_path, "--co", f"--remote-graph-python={venv}")
+    assert f"remote_graph server: embedded langgraph dev, run by {venv}" in done.stdout, done.stdout + done.stderr
+    done = run_inner(tmp_path, "--co", env={"REMOTE_GRAPH_SERVER_PYTHON": str(venv)})
+    assert f"run by {venv}" in done.stdout, done.stdout + done.stderr
+
+
+def test_the_server_python_is_a_virtualenv_or_an_executable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from remote_graph.testing import LangGraphDevServer  # noqa: PLC0415
+
+    config = tmp_path / "langgraph.json"
+    config.write_text("{}")
+    (tmp_path / "venv" / "bin").mkdir(parents=True)
+    python = tmp_path / "venv" / "bin" / "python"
+    python.symlink_to(sys.executable)  # as in a virtualenv: not resolved, its scripts sit beside it
+    assert LangGraphDevServer(config, python=tmp_path / "venv").python == python
+    assert LangGraphDevServer(config, python=str(python)).python == python
+    monkeypatch.setenv("REMOTE_GRAPH_SERVER_PYTHON", str(tmp_path / "venv"))
+    assert LangGraphDevServer(config).python == python
+    with pytest.raises(FileNotFoundError, match="server python not found"):
+        LangGraphDevServer(config, python=tmp_path / "nowhere")
+
+
+def test_below_python_3_11_the_server_needs_another_interpreter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from remote_graph.testing import LangGraphDevServer  # noqa: PLC0415
+
+    config = tmp_path / "langgraph.json"
+    config.write_text("{}")
+    monkeypatch.delenv("REMOTE_GRAPH_SERVER_PYTHON", raising=False)
+    version = collections.namedtuple("version", "major minor micro releaselevel serial")
+    monkeypatch.setattr(sys, "version_info", version(3, 10, 13, "final", 0))
+    with pytest.raises(RuntimeError, match="needs Python 3.11 or newer; this is 3.10.*--remote-graph-python"):
+        LangGraphDevServer(config)
+    assert LangGraphDevServer(config, python=sys.executable).python == Path(sys.executable)
