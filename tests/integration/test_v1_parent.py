@@ -79,12 +79,9 @@ def message(m: BaseMessage) -> dict[str, Any]:
 
 
 def meta(metadata: dict[str, Any]) -> dict[str, Any]:
-    out = {"ls_integration": metadata.get("ls_integration"), "checkpoint_ns": seg(metadata.get("checkpoint_ns"))}
-    if metadata.get("ls_integration") == "langgraph":
-        # A whole message a node returned. A streamed chunk's node comes from
-        # the thread's state, which cannot always tell (see the README).
-        out["langgraph_node"] = metadata.get("langgraph_node")
-    return out
+    # A streamed chunk's node comes from the thread's state, which tells it for
+    # these graphs (one node per step; see the README for when it cannot).
+    return {k: seg(metadata.get(k)) for k in ("ls_integration", "checkpoint_ns", "langgraph_node")}
 
 
 def merged(parts: list[tuple[tuple[str, ...], str, Any]]) -> list[Any]:
