@@ -59,3 +59,12 @@ def test_multibyte_text_survives_a_three_way_split() -> None:
                 + decoder.feed(MULTIBYTE_WIRE[second:])
             )
             assert frames == [Frame("values", MULTIBYTE, "9")], f"split at bytes {first} and {second}"
+
+
+def test_invalid_utf8_becomes_replacement_characters_in_any_chunking() -> None:
+    wire = b"data: a\xff\xfeb \xe4\xb8\r\n\r\ndata: \xf0\x9f\x98\x80\r\n\r\n"
+    expected = [Frame("message", "a\ufffd\ufffdb \ufffd", None), Frame("message", "\U0001f600", None)]
+    for size in (1, 2, 3, len(wire)):
+        decoder = SSEDecoder()
+        frames = [f for i in range(0, len(wire), size) for f in decoder.feed(wire[i : i + size])]
+        assert frames == expected, f"chunks of {size}"

@@ -36,7 +36,7 @@ from langgraph.types import Interrupt
 
 from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response, Sleep, Timeouts
 from remote_graph._core.commands import StartPlan
-from remote_graph._core.convert import Part, WireConverter
+from remote_graph._core.convert import Namespace, Part, WireConverter
 from remote_graph._core.cursor import ResumeCursor
 from remote_graph._core.failure import command_error, failure_from_state
 from remote_graph._core.nested import OutputSchema
@@ -230,13 +230,28 @@ class RunDriver:
                     if frame.event == "error":
                         yield from self._error_event(frame.data)
                         return
-                    if frame.event != "metadata" and (yield from self._event(frame.data)):
+                    if frame.event == "metadata":
+                        continue
+                    # Inline rather than a sub-generator per event: this loop is
+                    # the hot path, and only a message start may need a request.
+                    event = self._event(frame.data)
+                    if event is None:
+                        continue
+                    method, params, new = event
+                    ns = self.converter.wants_step(method, params)
+                    if ns is not None:
+                        yield from self._learn_step(ns, params)
+                    for part in self.converter.convert(method, params):
+                        yield part
+                    if new and not fresh:
+                        # The first news on this connection resets the backoff;
+                        # nothing sets it again before the connection ends.
                         fresh = True
                         retry.progress()
 
-    def _event(self, data: str) -> Generator[IOAction | Part, Any, bool]:
-        """Emit one protocol event's parts (after reading the thread's state if
-        the converter needs it); ``True`` if it was a new event.
+    def _event(self, data: str) -> tuple[str, Mapping[str, Any], bool] | None:
+        """One protocol event's ``(method, params, new)``, or ``None`` for what
+        is not an event or was delivered already.
 
         Events are told apart by their protocol ``seq``; one without a seq is
         passed on but cannot count as news (a replay would repeat it).
@@ -246,30 +261,27 @@ class RunDriver:
         except orjson.JSONDecodeError:
             self._fail(RemoteProtocolError(f"run {self.run_id} sent an event that is not JSON: {data[:200]!r}"))
         if not isinstance(envelope, dict) or envelope.get("type") != "event":
-            return False
+            return None
         seq = envelope.get("seq")
         new = isinstance(seq, int)
         if isinstance(seq, int):
             if seq <= self._last_seq:
-                return False
+                return None
             self._last_seq = seq
-        method = str(envelope.get("method"))
         params = envelope.get("params")
-        params = params if isinstance(params, Mapping) else {}
-        ns = self.converter.wants_step(method, params)
-        if ns is not None:
-            # A message starts in a step whose node is not known yet: the
-            # thread's state names the step's tasks. Only the node is at
-            # stake, so a failed read leaves it unknown instead of failing.
-            query = {"subgraphs": "true" if ns else "false"}
-            reply = yield Request("GET", f"{self._thread_path}/state", params=query)
-            ok = isinstance(reply, Response) and reply.status == 200
-            start = params.get("data")
-            message_id = start.get("id") if isinstance(start, Mapping) else None
-            self.converter.learn_step(ns, reply.body if ok else None, message_id)
-        for part in self.converter.convert(method, params):
-            yield part
-        return new
+        # Parsed JSON: an object is a dict (and ``isinstance(_, dict)`` skips the ABC check).
+        return str(envelope.get("method")), params if isinstance(params, dict) else {}, new
+
+    def _learn_step(self, ns: Namespace, params: Mapping[str, Any]) -> Generator[IOAction, Any, None]:
+        """A message starts in a step whose node is not known yet: the thread's
+        state names the step's tasks. Only the node is at stake, so a failed
+        read leaves it unknown instead of failing."""
+        query = {"subgraphs": "true" if ns else "false"}
+        reply = yield Request("GET", f"{self._thread_path}/state", params=query)
+        ok = isinstance(reply, Response) and reply.status == 200
+        start = params.get("data")
+        message_id = start.get("id") if isinstance(start, Mapping) else None
+        self.converter.learn_step(ns, reply.body if ok else None, message_id)
 
     def _record(self, retry: _Retry) -> Generator[IOAction, Any, Any]:
         """The run's record after a clean close: its body, ``None`` when the run

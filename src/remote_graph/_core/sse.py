@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import codecs
+from codecs import utf_8_decode
 from typing import NamedTuple
 
 
@@ -26,7 +26,10 @@ class SSEDecoder:
     """
 
     def __init__(self) -> None:
-        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        # The start of a multi-byte character the last chunk ended in. Decoded
+        # with ``utf_8_decode`` itself: the incremental decoder object adds a
+        # Python-level call to every chunk.
+        self._undecoded = b""
         self._tail = ""
         # The last chunk ended in CR: a LF starting the next one is its CRLF's.
         self._pending_cr = False
@@ -36,7 +39,10 @@ class SSEDecoder:
 
     def feed(self, chunk: bytes) -> list[Frame]:
         """Decode ``chunk`` and return the frames it completes."""
-        text = self._utf8.decode(chunk)
+        if self._undecoded:
+            chunk = self._undecoded + chunk
+        text, used = utf_8_decode(chunk, "replace", False)
+        self._undecoded = chunk[used:] if used < len(chunk) else b""
         if not text:
             return []
         if self._pending_cr and text[0] == "\n":
