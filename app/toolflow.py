@@ -8,7 +8,8 @@ the module must still offer ``run.updates``, ``run.custom`` and
 
 The agent node returns its tool call as an ``AIMessage`` it builds itself,
 without streaming a model (as agents do before a tool node), then streams its
-summary; a ``review`` subgraph streams a message of its own.
+summary; a ``review`` subgraph streams a message of its own. ``planner`` is
+the same in the functional API.
 
 Self-contained: the server loads each module of ``langgraph.json`` by path.
 """
@@ -26,9 +27,11 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import tool
 from langgraph.config import get_stream_writer
+from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode
+from langgraph.pregel import Pregel
 from langgraph.stream import StreamChannel, StreamTransformer
 from langgraph.stream.transformers import CustomTransformer, UpdatesTransformer
 from typing_extensions import TypedDict
@@ -119,6 +122,29 @@ def build_toolflow() -> StateGraph:
     return g
 
 
-BUILDERS: dict[str, Callable[[], StateGraph]] = {"toolflow": build_toolflow}
+@task
+def plan(question: str) -> AIMessage:
+    return AIMessage(content="", tool_calls=[{"id": "call_7", "name": "lookup", "args": {"q": question}}])
+
+
+@task
+def conclude(question: str) -> AIMessage:
+    return AIMessage(content=f"concluded: {question}")
+
+
+def build_planner() -> Pregel:
+    """The functional API: ``@task`` calls return messages their entrypoint returns again."""
+
+    @entrypoint()
+    def planner(inputs: dict[str, Any]) -> dict[str, Any]:
+        call = plan(inputs["question"]).result()
+        reply = conclude(inputs["question"]).result()
+        return {"messages": [call, reply]}
+
+    return planner
+
+
+BUILDERS: dict[str, Callable[[], StateGraph | Pregel]] = {"toolflow": build_toolflow, "planner": build_planner}
 
 toolflow = build_toolflow().compile()
+planner = build_planner()

@@ -29,23 +29,32 @@ _CUSTOM = "custom:"
 
 
 def _message_ids(update: Any) -> list[str]:
-    if not isinstance(update, dict):
+    """Ids of the messages in one node's write: a message, a list, or a state dict's values."""
+    if isinstance(update, BaseMessage):
+        found: list[Any] = [update]
+    elif isinstance(update, dict):
+        found = []
+        for value in update.values():
+            found.extend(value if isinstance(value, list) else [value])
+    elif isinstance(update, list):
+        found = update
+    else:
         return []
-    messages = update.get("messages")
-    if isinstance(messages, BaseMessage):
-        messages = [messages]
-    if not isinstance(messages, list):
-        return []
-    return [m.id for m in messages if isinstance(m, BaseMessage) and isinstance(m.id, str)]
+    return [m.id for m in found if isinstance(m, BaseMessage) and isinstance(m.id, str)]
 
 
 class RemoteMessagesTransformer(MessagesTransformer):
-    """``MessagesTransformer`` that learns each handle's node from ``updates``."""
+    """``MessagesTransformer`` that learns each handle's node from ``updates``.
+
+    The first update at the handle's namespace that holds its message names
+    the node that wrote it: the node itself, or the ``@task`` it called (whose
+    update comes before its caller's). That answer replaces the one guessed
+    at the start, if any.
+    """
 
     def __init__(self, scope: tuple[str, ...] = ()) -> None:
         super().__init__(scope)
         self._nodeless: dict[str, Any] = {}
-
 
     def process(self, event: ProtocolEvent) -> bool:
         method = event["method"]
@@ -57,7 +66,7 @@ class RemoteMessagesTransformer(MessagesTransformer):
                 # The handle just pushed is the newest one for this payload's id.
                 message_id = payload.get("id")
                 stream = self._by_run.get(str(params["data"][1].get("run_id", "")))
-                if stream is not None and isinstance(message_id, str) and stream.node is None:
+                if stream is not None and isinstance(message_id, str):
                     self._nodeless[message_id] = stream
             return keep
         if method == "updates" and params["namespace"] == self._scope_list and self._nodeless:

@@ -21,6 +21,7 @@ import graphs
 import toolflow
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.pregel import Pregel
 from langgraph.types import Interrupt
 
 from remote_graph import RemoteGraph
@@ -109,7 +110,11 @@ def local_twin(name: str) -> Any:
         builder = module.BUILDERS.get(name)
         if builder is not None:
             hook = getattr(module, "stream_transformers", None)
-            return builder().compile(checkpointer=InMemorySaver(), transformers=hook() if hook is not None else None)
+            transformers = tuple(hook()) if hook is not None else ()
+            graph = builder()
+            if isinstance(graph, Pregel):  # an entrypoint: compiled already
+                return graph.copy(update={"checkpointer": InMemorySaver(), "stream_transformers": transformers})
+            return graph.compile(checkpointer=InMemorySaver(), transformers=transformers)
     raise KeyError(f"no served module builds {name!r}")
 
 

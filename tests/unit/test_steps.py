@@ -14,9 +14,17 @@ def task(name: str, *, result: Any = None, state: Any = None, id: str = "t") -> 
     return {"id": id, "name": name, "path": [], "error": None, "interrupts": [], "state": state, "result": result}
 
 
-def test_the_task_whose_result_holds_the_message_wrote_it() -> None:
-    state = {"values": {}, "tasks": [task("tools", result={}), task("agent", result={"messages": [{"id": MID, "content": "x"}]})]}
-    assert step_node(state, (), MID) == StepAnswer("agent")
+def test_a_task_result_holding_the_message_means_the_server_ran_ahead() -> None:
+    # The writer may be a @task the node called, which the checkpoint does not list: the wire's update tells.
+    state = {"values": {}, "tasks": [task("tools", result={}), task("fn", result={"messages": [{"id": MID, "content": "x"}]})]}
+    assert step_node(state, (), MID) == StepAnswer(None, ahead=True)
+
+
+def test_a_node_seen_calling_tasks_in_this_step_is_not_named() -> None:
+    # An update from "plan", which the step's checkpoint does not list, came in this step: "fn" calls tasks.
+    state = {"values": {}, "tasks": [task("fn")]}
+    assert step_node(state, (), MID, {"plan"}) == StepAnswer(None)
+    assert step_node(state, (), MID, {"fn"}) == StepAnswer("fn")
 
 
 def test_one_unfinished_node_streams_the_message() -> None:

@@ -68,8 +68,10 @@ class WireConverter:
     _message_keys: dict[Namespace, str] = field(default_factory=dict)
     _message_count: int = 0
     _returned: ReturnedMessages = field(default_factory=ReturnedMessages)
-    # Per namespace: how many states were sent, which tells steps apart.
+    # Per namespace: how many states were sent, which tells steps apart, and
+    # the names the current step's updates carried so far.
     _steps: dict[Namespace, int] = field(default_factory=dict)
+    _updated: dict[Namespace, set[str]] = field(default_factory=dict)
     # (namespace, step index) -> the node that step runs there (None: not one
     # node, or unknown; _AHEAD: named later by the wire).
     _step_nodes: dict[tuple[Namespace, int], Any] = field(default_factory=dict)
@@ -107,9 +109,12 @@ class WireConverter:
         if method == "values":
             interrupts = self._interrupts(ns, params.get("interrupts"))
             self._steps[ns] = self._steps.get(ns, 0) + 1
+            self._updated.pop(ns, None)
             values = revive(data)
             return self._returned.from_values(ns, values), [{"type": "values", "ns": ns, "data": values, "interrupts": interrupts}]
         if method == "updates":
+            if isinstance(data, Mapping):
+                self._updated.setdefault(ns, set()).update(k for k in data if isinstance(k, str) and k != "__interrupt__")
             update = self._update(ns, data)
             return self._returned.from_update(ns, update), [{"type": "updates", "ns": ns, "data": update}]
         return [], self._plain(method, ns, data)
@@ -180,7 +185,7 @@ class WireConverter:
         read: the node stays unknown)."""
         node: Any = None
         if state is not None:
-            answer = step_node(state, ns, message_id)
+            answer = step_node(state, ns, message_id, self._updated.get(ns, ()))
             node = _AHEAD if answer.ahead else answer.node
         self._step_nodes[(ns, self._steps.get(ns, 0))] = node
 

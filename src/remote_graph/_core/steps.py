@@ -7,18 +7,22 @@ message's start, that checkpoint is the step streaming it, an earlier one
 (the step's own checkpoint is not written yet) or a later one (the server ran
 ahead of the client). ``step_node`` only answers when the state tells which:
 
-1. a task whose result holds the message (by id) wrote it: its node;
-2. a state that holds the message otherwise is past the step: the server
-   ran ahead, so the events that name the writer (its ``updates``) are
-   already on their way, and the converter holds the message until they come;
-3. else the message is still streaming, so its task has not finished: the
-   node, when the unfinished tasks at that namespace are all one node.
+1. a state that holds the message (in its values or in a task's result) is
+   past the message: the server ran ahead, so the ``updates`` event that
+   names the writer is already on its way, and the converter holds the
+   message until it comes. (A task's result is not enough: a node returns
+   what the ``@task`` functions it called wrote, and those calls are no
+   tasks of the checkpoint.)
+2. else the message is still streaming, so its task has not finished: the
+   node, when the unfinished tasks at that namespace are all one node and
+   nothing in the step so far says that node calls ``@task`` functions (an
+   update from a task the checkpoint does not list).
    An earlier checkpoint's tasks have all finished, so it gives no answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple
 
 Namespace = tuple[str, ...]
@@ -50,7 +54,7 @@ def writer(update: Any, message_id: Any) -> str | None:
     return next((node for node, writes in update.items() if isinstance(node, str) and _holds(writes, message_id)), None)
 
 
-def step_node(state: Any, ns: Namespace, message_id: Any) -> StepAnswer:
+def step_node(state: Any, ns: Namespace, message_id: Any, updated: Collection[str] = ()) -> StepAnswer:
     """What ``state`` says of the node streaming message ``message_id`` at ``ns``.
 
     Args:
@@ -59,6 +63,7 @@ def step_node(state: Any, ns: Namespace, message_id: Any) -> StepAnswer:
         ns: The namespace the message streams in; each segment
             ``name:task_id`` names the task whose subgraph state to descend into.
         message_id: The id in the message's ``message-start`` event.
+        updated: The names the step's ``updates`` events at ``ns`` carried so far.
     """
     snapshot = state
     for segment in ns:
@@ -73,12 +78,10 @@ def step_node(state: Any, ns: Namespace, message_id: Any) -> StepAnswer:
         # The step's task is gone: finished, unless the state does not hold the message yet.
         return StepAnswer(None, ahead=known and _holds(state, message_id))
     tasks = [t for t in snapshot.get("tasks") or () if isinstance(t, Mapping)]
-    if known:
-        writers = {t.get("name") for t in tasks if _holds(t.get("result"), message_id)}
-        if writers:
-            return StepAnswer(_one(writers))
-        if _holds(state, message_id):
-            return StepAnswer(None, ahead=True)
+    if known and _holds(state, message_id):
+        return StepAnswer(None, ahead=True)
+    if any(name not in {t.get("name") for t in tasks} for name in updated):
+        return StepAnswer(None)
     # A subgraph's task streams in its own namespace, not this one; only those have a state.
     running = [t for t in tasks if t.get("result") is None and not t.get("error") and not t.get("interrupts")]
     own = [t for t in running if t.get("state") is None] or running
