@@ -93,12 +93,13 @@ class WireConverter:
             self._forwarded.append({"type": method, "ns": ns, "data": data})
             return []
         returned, parts = self._convert(method, ns, params, data)
-        out = [*returned, *self._forwarded, *parts]
-        self._forwarded.clear()
+        if returned or self._forwarded:
+            parts = [*returned, *self._forwarded, *parts]
+            self._forwarded.clear()
         if not self._awaited:
-            return out
+            return parts
         self._resolve(method, ns, data)
-        self._held.extend(out)
+        self._held.extend(parts)
         if self._awaited:
             return []
         held, self._held = self._held, []
