@@ -136,9 +136,10 @@ def build_planner() -> Pregel:
     """The functional API: ``@task`` calls return messages their entrypoint returns again."""
 
     @entrypoint()
-    def planner(inputs: dict[str, Any]) -> dict[str, Any]:
-        call = plan(inputs["question"]).result()
-        reply = conclude(inputs["question"]).result()
+    def planner(inputs: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        with node_context(config):  # calling a @task needs it, as interrupt() does
+            call = plan(inputs["question"]).result()
+            reply = conclude(inputs["question"]).result()
         return {"messages": [call, reply]}
 
     return planner

@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from remote_graph.pytest_plugin import server_python
 from tests.conftest import APP
 
 pytestmark = pytest.mark.integration
@@ -25,7 +26,7 @@ def test_server_serves_every_graph_of_app_langgraph_json(server_url: str) -> Non
 
 
 @pytest.mark.timeout(180)
-def test_a_failing_test_shows_the_embedded_servers_log(tmp_path: Path) -> None:
+def test_a_failing_test_shows_the_embedded_servers_log(tmp_path: Path, pytestconfig: pytest.Config) -> None:
     """A pytest of its own on the embedded server: a test that fails after a request
     for an unknown assistant gets the server's log of that request in its report."""
     (tmp_path / "test_inner.py").write_text(
@@ -36,10 +37,13 @@ def test_a_failing_test_shows_the_embedded_servers_log(tmp_path: Path) -> None:
     )
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     env = {k: v for k, v in os.environ.items() if k != "REMOTE_GRAPH_URL"}
+    # The interpreter this session names for the embedded server (Python 3.10 needs one).
+    python = server_python(pytestconfig)
     done = subprocess.run(
         [
             sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
             "--remote-graph-server=embedded", f"--remote-graph-config={APP / 'langgraph.json'}",
+            *([f"--remote-graph-python={python}"] if python else []),
         ],
         cwd=tmp_path, capture_output=True, text=True, timeout=170, env=env, stdin=subprocess.DEVNULL,
     )
