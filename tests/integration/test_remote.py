@@ -96,7 +96,6 @@ def test_async_wait(server_url: str) -> None:
 @pytest.mark.parametrize(
     "kwargs, name",
     [
-        ({"context": {"who": "x"}}, "context"),
         ({"output_keys": ["x"]}, "output_keys"),
         ({"bogus_kw": 1}, "bogus_kw"),
     ],
