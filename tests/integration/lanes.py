@@ -11,6 +11,7 @@ what must match (never ids or timestamps) is compared.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import uuid
 from collections.abc import Callable
@@ -69,6 +70,19 @@ def _message_row(m: dict[str, Any], at_start: bool) -> dict[str, Any]:
     if at_start:
         row["node_at_start"] = m["start"]
     return row
+
+
+def parallel_steps(events: list[Any]) -> dict[str, list[Any]]:
+    """The promised part of the events of a run whose steps run tasks side by side.
+
+    Each task's update is streamed as that task ends, so langgraph promises no order
+    among the updates of one step, nor where an interrupt's ``values`` event falls
+    among them (both vary on Python 3.13, locally too, in the async API). What it
+    does promise: the sequence of ``values`` events, and every update, once.
+    """
+    values = [e for e in events if e["method"] == "values"]
+    others = sorted((e for e in events if e["method"] != "values"), key=lambda e: json.dumps(e, sort_keys=True, default=str))
+    return {"values": values, "others": others}
 
 
 def error_of(exc: BaseException) -> tuple[str, str]:

@@ -13,7 +13,7 @@ from langgraph.stream._types import StreamTransformer
 from langgraph.stream.stream_channel import StreamChannel
 from langgraph.types import Command
 
-from tests.integration.lanes import GATE, LINEAR, Lane, Scenarios, compare, error_of, norm, norm_event
+from tests.integration.lanes import GATE, LINEAR, Lane, Scenarios, compare, error_of, norm, norm_event, parallel_steps
 
 pytestmark = pytest.mark.integration
 
@@ -219,7 +219,8 @@ def two_parallel_interrupts_and_batch_resume(lane: Lane) -> Any:
     resumed = lane.start(graph, Command(resume=answers), config)
     return {
         "interrupts": sorted(str(norm(i)) for i in interrupts),
-        "events": [norm_event(e) for e in lane.collect(resumed, "events")],
+        # ask_a and ask_b resume side by side: see parallel_steps.
+        "events": parallel_steps([norm_event(e) for e in lane.collect(resumed, "events")]),
         "output": lane.output(resumed),
     }
 

@@ -5,13 +5,12 @@ local compiled graph and on ``RemoteGraph``, sync and async, compared.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 from langgraph.types import Command, Send
 
-from tests.integration.lanes import GATE, LINEAR, Lane, Scenarios, compare, norm, norm_event
+from tests.integration.lanes import GATE, LINEAR, Lane, Scenarios, compare, norm, norm_event, parallel_steps
 
 pytestmark = pytest.mark.integration
 
@@ -31,19 +30,6 @@ def snap(state: Any) -> dict[str, Any]:
 def outcome(lane: Lane, run: Any) -> dict[str, Any]:
     events = [norm_event(e) for e in lane.collect(run, "events")]
     return {"events": events, "output": lane.output(run), "interrupted": lane.interrupted(run), "interrupts": norm(lane.interrupts(run))}
-
-
-def parallel_steps(events: list[Any]) -> dict[str, list[Any]]:
-    """The promised part of the events of a run whose steps run tasks side by side.
-
-    Each task's update is streamed as that task ends, so langgraph promises no order
-    among the updates of one step, nor where an interrupt's ``values`` event falls
-    among them (both vary on Python 3.13, locally too, in the async API). What it
-    does promise: the sequence of ``values`` events, and every update, once.
-    """
-    values = [e for e in events if e["method"] == "values"]
-    others = sorted((e for e in events if e["method"] != "values"), key=lambda e: json.dumps(e, sort_keys=True, default=str))
-    return {"values": values, "others": others}
 
 
 # --- 1. interrupts (root, subgraph and parallel ones live in test_conformance) --
