@@ -17,12 +17,14 @@ Self-contained: the server loads each module of ``langgraph.json`` by path.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.outputs import ChatGenerationChunk
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import tool
@@ -122,6 +124,33 @@ def build_toolflow() -> StateGraph:
     return g
 
 
+class DripModel(GenericFakeChatModel):
+    """Streams its reply a word every 50 ms, as a real model streams: its step is still running when the client reads the state."""
+
+    def _stream(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+        for chunk in super()._stream(messages, stop=stop, run_manager=run_manager, **kwargs):
+            time.sleep(0.05)
+            yield chunk
+
+
+def build_drip() -> StateGraph:
+    """``prep`` changes nothing (so no state is sent after its step), then ``talk`` streams slowly."""
+
+    def prep(state: FlowState) -> None:
+        return None
+
+    def talk(state: FlowState, config: RunnableConfig) -> dict[str, Any]:
+        model = DripModel(messages=iter(["one two three four five"]))
+        return {"messages": [model.invoke(state["messages"], config)]}
+
+    g = StateGraph(FlowState)
+    g.add_node("prep", prep)
+    g.add_node("talk", talk)
+    g.add_edge(START, "prep")
+    g.add_edge("prep", "talk")
+    return g
+
+
 @task
 def plan(question: str) -> AIMessage:
     return AIMessage(content="", tool_calls=[{"id": "call_7", "name": "lookup", "args": {"q": question}}])
@@ -145,7 +174,8 @@ def build_planner() -> Pregel:
     return planner
 
 
-BUILDERS: dict[str, Callable[[], StateGraph | Pregel]] = {"toolflow": build_toolflow, "planner": build_planner}
+BUILDERS: dict[str, Callable[[], StateGraph | Pregel]] = {"toolflow": build_toolflow, "planner": build_planner, "drip": build_drip}
 
 toolflow = build_toolflow().compile()
 planner = build_planner()
+drip = build_drip().compile()

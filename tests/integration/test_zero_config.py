@@ -75,6 +75,13 @@ def subgraph_message_node_at_start(lane: Lane) -> Any:
 
 
 @scenario
+def node_named_at_start_while_its_step_runs(lane: Lane) -> Any:
+    # The model streams slowly, so the thread's state is read while its step runs.
+    run = lane.start(lane.graph("drip"), ASK)
+    return lane.messages(run, at_start=True)
+
+
+@scenario
 def task_returned_messages_in_the_functional_api(lane: Lane) -> Any:
     # Each @task's returned message is a stream named for the task; the entrypoint returning them again adds none.
     run = lane.start(lane.graph("planner"), {"question": "weather?"})

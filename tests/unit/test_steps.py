@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from remote_graph._core.convert import WireConverter
-from remote_graph._core.steps import StepAnswer, step_node
+from remote_graph._core.steps import StepAnswer, node_names, step_node, strangers
 
 MID = "lc_run--1"
 
@@ -20,11 +20,38 @@ def test_a_task_result_holding_the_message_means_the_server_ran_ahead() -> None:
     assert step_node(state, (), MID) == StepAnswer(None, ahead=True)
 
 
-def test_a_node_seen_calling_tasks_in_this_step_is_not_named() -> None:
-    # An update from "plan", which the step's checkpoint does not list, came in this step: "fn" calls tasks.
+def test_a_node_seen_calling_tasks_is_not_named() -> None:
     state = {"values": {}, "tasks": [task("fn")]}
-    assert step_node(state, (), MID, {"plan"}) == StepAnswer(None)
-    assert step_node(state, (), MID, {"fn"}) == StepAnswer("fn")
+    assert step_node(state, (), MID, ["plan"]) == StepAnswer(None)
+    assert step_node(state, (), MID) == StepAnswer("fn")
+
+
+def test_strangers_are_updates_the_checkpoint_does_not_list_and_nodes_come_from_the_drawing() -> None:
+    state = {"values": {}, "tasks": [task("fn")]}
+    assert strangers(state, (), ["fn", "plan", "prep"]) == {"plan", "prep"}
+    drawing = {"nodes": [{"id": "__start__"}, {"id": "prep"}, {"id": "review:critic"}], "edges": []}
+    assert node_names(drawing) == {"__start__", "prep", "critic"}
+    assert node_names(None) == frozenset()
+
+
+def test_the_converter_reads_the_drawing_only_for_strangers_and_tells_nodes_from_task_calls() -> None:
+    c = WireConverter()
+    start = {"namespace": [], "timestamp": 1, "data": {"event": "message-start", "role": "ai", "id": MID}}
+    c.convert("values", {"namespace": [], "timestamp": 1, "data": {}})
+    c.convert("updates", {"namespace": [], "timestamp": 1, "data": {"prep": None}})  # a step that changed nothing: no values
+    state = {"values": {}, "tasks": [task("talk")]}
+    assert c.wants_step("messages", start) == ()
+    assert c.wants_nodes((), state)
+    c.learn_nodes({"nodes": [{"id": "prep"}, {"id": "talk"}]})
+    c.learn_step((), state, MID)
+    [part] = c.convert("messages", start)
+    assert part["data"][1]["langgraph_node"] == "talk"  # prep is a node of an earlier step, not a task call
+    # A task the drawing does not know: the running node calls tasks, so it is not named.
+    c.convert("updates", {"namespace": [], "timestamp": 1, "data": {"plan": {"x": 1}}})
+    assert c.wants_step("messages", start) == () and not c.wants_nodes((), state)
+    c.learn_step((), state, MID)
+    [part] = c.convert("messages", start)
+    assert part["data"][1]["langgraph_node"] is None
 
 
 def test_one_unfinished_node_streams_the_message() -> None:

@@ -31,7 +31,7 @@ from langgraph.types import Interrupt
 
 from remote_graph._core.returned import ReturnedMessages
 from remote_graph._core.revive import revive
-from remote_graph._core.steps import step_node, writer
+from remote_graph._core.steps import node_names, step_node, strangers, writer
 
 Part = dict[str, Any]
 Namespace = tuple[str, ...]
@@ -68,13 +68,16 @@ class WireConverter:
     _message_keys: dict[Namespace, str] = field(default_factory=dict)
     _message_count: int = 0
     _returned: ReturnedMessages = field(default_factory=ReturnedMessages)
-    # Per namespace: how many states were sent, which tells steps apart, and
-    # the names the current step's updates carried so far.
+    # Per namespace: how many states and updates were sent, which tells steps
+    # apart (a step that changes nothing sends no state), and the names the
+    # updates since the last state carried.
     _steps: dict[Namespace, int] = field(default_factory=dict)
-    _updated: dict[Namespace, set[str]] = field(default_factory=dict)
+    _updated: dict[Namespace, list[str]] = field(default_factory=dict)
+    # The deployed graph's node names, once read (see ``wants_nodes``).
+    _nodes: frozenset[str] | None = None
     # (namespace, step index) -> the node that step runs there (None: not one
     # node, or unknown; _AHEAD: named later by the wire).
-    _step_nodes: dict[tuple[Namespace, int], Any] = field(default_factory=dict)
+    _step_nodes: dict[tuple[Namespace, int, int], Any] = field(default_factory=dict)
     _message_nodes: dict[Namespace, str | None] = field(default_factory=dict)
     # Named-channel events wait for the event they were forwarded before.
     _forwarded: list[Part] = field(default_factory=list)
@@ -115,7 +118,7 @@ class WireConverter:
             return self._returned.from_values(ns, values), [{"type": "values", "ns": ns, "data": values, "interrupts": interrupts}]
         if method == "updates":
             if isinstance(data, Mapping):
-                self._updated.setdefault(ns, set()).update(k for k in data if isinstance(k, str) and k != "__interrupt__")
+                self._updated.setdefault(ns, []).extend(k for k in data if isinstance(k, str) and k != "__interrupt__")
             update = self._update(ns, data)
             return self._returned.from_update(ns, update), [{"type": "updates", "ns": ns, "data": update}]
         return [], self._plain(method, ns, data)
@@ -178,7 +181,22 @@ class WireConverter:
         if not isinstance(data, Mapping) or data.get("event") != "message-start":
             return None
         ns: Namespace = tuple(params.get("namespace") or ())
-        return None if (ns, self._steps.get(ns, 0)) in self._step_nodes else ns
+        return None if self._step_key(ns) in self._step_nodes else ns
+
+    def _step_key(self, ns: Namespace) -> tuple[Namespace, int, int]:
+        return ns, self._steps.get(ns, 0), len(self._updated.get(ns, ()))
+
+    def wants_nodes(self, ns: Namespace, state: Any) -> bool:
+        """Whether the deployed graph's node names are needed (``learn_nodes``)
+        before ``learn_step``: an update since the last state came from a name
+        the state's tasks do not list, a node of an earlier step or a ``@task``
+        the running node called."""
+        return self._nodes is None and bool(strangers(state, ns, self._updated.get(ns, ())))
+
+    def learn_nodes(self, graph: Any) -> None:
+        """Record the deployed graph's drawing (``GET /assistants/{id}/graph?xray=true``;
+        ``None`` when it could not be read: every stranger counts as a ``@task``)."""
+        self._nodes = node_names(graph)
 
     def learn_step(self, ns: Namespace, state: Any, message_id: Any) -> None:
         """Record what the thread's state, read as message ``message_id`` starts at
@@ -186,9 +204,10 @@ class WireConverter:
         read: the node stays unknown)."""
         node: Any = None
         if state is not None:
-            answer = step_node(state, ns, message_id, self._updated.get(ns, ()))
+            calls = [name for name in strangers(state, ns, self._updated.get(ns, ())) if name not in (self._nodes or ())]
+            answer = step_node(state, ns, message_id, calls)
             node = _AHEAD if answer.ahead else answer.node
-        self._step_nodes[(ns, self._steps.get(ns, 0))] = node
+        self._step_nodes[self._step_key(ns)] = node
 
     def _resolve(self, method: str, ns: Namespace, data: Any) -> None:
         """Name the held messages' nodes from this event: the update holding a
@@ -211,7 +230,7 @@ class WireConverter:
         if start:
             self._message_count += 1
             self._message_keys[ns] = f"{'|'.join(ns)}#{self._message_count}"
-            node = self._step_nodes.get((ns, self._steps.get(ns, 0)))
+            node = self._step_nodes.get(self._step_key(ns))
             self._message_nodes[ns] = None if node is _AHEAD else node
             self._returned.streamed(data.get("id", data.get("message_id")))
         key = self._message_keys.get(ns, "|".join(ns))

@@ -278,10 +278,15 @@ class RunDriver:
         read leaves it unknown instead of failing."""
         query = {"subgraphs": "true" if ns else "false"}
         reply = yield Request("GET", f"{self._thread_path}/state", params=query)
-        ok = isinstance(reply, Response) and reply.status == 200
+        state = reply.body if isinstance(reply, Response) and reply.status == 200 else None
+        if state is not None and self.converter.wants_nodes(ns, state):
+            # Rare: only once an update came from a name the state's tasks do not list.
+            path = f"/assistants/{quote(self.plan.assistant_id, safe='')}/graph"
+            reply = yield Request("GET", path, params={"xray": "true"})
+            self.converter.learn_nodes(reply.body if isinstance(reply, Response) and reply.status == 200 else None)
         start = params.get("data")
         message_id = start.get("id") if isinstance(start, Mapping) else None
-        self.converter.learn_step(ns, reply.body if ok else None, message_id)
+        self.converter.learn_step(ns, state, message_id)
 
     def _record(self, retry: _Retry) -> Generator[IOAction, Any, Any]:
         """The run's record after a clean close: its body, ``None`` when the run

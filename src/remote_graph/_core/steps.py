@@ -15,8 +15,10 @@ ahead of the client). ``step_node`` only answers when the state tells which:
    tasks of the checkpoint.)
 2. else the message is still streaming, so its task has not finished: the
    node, when the unfinished tasks at that namespace are all one node and
-   nothing in the step so far says that node calls ``@task`` functions (an
-   update from a task the checkpoint does not list).
+   nothing says that node calls ``@task`` functions: an update since the
+   last state from a name neither the checkpoint's tasks nor the graph's
+   nodes list (``strangers``, checked against ``node_names`` only when
+   there are any).
    An earlier checkpoint's tasks have all finished, so it gives no answer.
 """
 
@@ -54,17 +56,8 @@ def writer(update: Any, message_id: Any) -> str | None:
     return next((node for node, writes in update.items() if isinstance(node, str) and _holds(writes, message_id)), None)
 
 
-def step_node(state: Any, ns: Namespace, message_id: Any, updated: Collection[str] = ()) -> StepAnswer:
-    """What ``state`` says of the node streaming message ``message_id`` at ``ns``.
-
-    Args:
-        state: The thread's state (``GET /threads/{id}/state``, with
-            ``subgraphs=true`` when ``ns`` is not the root).
-        ns: The namespace the message streams in; each segment
-            ``name:task_id`` names the task whose subgraph state to descend into.
-        message_id: The id in the message's ``message-start`` event.
-        updated: The names the step's ``updates`` events at ``ns`` carried so far.
-    """
+def _snapshot(state: Any, ns: Namespace) -> Any:
+    """The state of the (sub)graph at ``ns``: each segment ``name:task_id`` names the task to descend into."""
     snapshot = state
     for segment in ns:
         task_id = segment.partition(":")[2]
@@ -73,6 +66,38 @@ def step_node(state: Any, ns: Namespace, message_id: Any, updated: Collection[st
             (t.get("state") for t in tasks or () if isinstance(t, Mapping) and t.get("id") == task_id),
             None,
         )
+    return snapshot
+
+
+def strangers(state: Any, ns: Namespace, updated: Collection[str]) -> set[str]:
+    """Names of ``updated`` that the checkpoint's tasks at ``ns`` do not list."""
+    snapshot = _snapshot(state, ns)
+    if not isinstance(snapshot, Mapping) or not updated:
+        return set()
+    listed = {t.get("name") for t in snapshot.get("tasks") or () if isinstance(t, Mapping)}
+    return {name for name in updated if name not in listed}
+
+
+def node_names(graph: Any) -> frozenset[str]:
+    """Node names of a graph drawing (with ``xray``, a subgraph's nodes are ``sub:node``)."""
+    nodes = graph.get("nodes") if isinstance(graph, Mapping) else None
+    return frozenset(
+        str(node["id"]).rpartition(":")[2] for node in nodes or () if isinstance(node, Mapping) and node.get("id") is not None
+    )
+
+
+def step_node(state: Any, ns: Namespace, message_id: Any, calls: Collection[str] = ()) -> StepAnswer:
+    """What ``state`` says of the node streaming message ``message_id`` at ``ns``.
+
+    Args:
+        state: The thread's state (``GET /threads/{id}/state``, with
+            ``subgraphs=true`` when ``ns`` is not the root).
+        ns: The namespace the message streams in; each segment
+            ``name:task_id`` names the task whose subgraph state to descend into.
+        message_id: The id in the message's ``message-start`` event.
+        calls: Names of ``@task`` calls seen updating since the last state at ``ns``.
+    """
+    snapshot = _snapshot(state, ns)
     known = isinstance(message_id, str)
     if not isinstance(snapshot, Mapping):
         # The step's task is gone: finished, unless the state does not hold the message yet.
@@ -80,7 +105,7 @@ def step_node(state: Any, ns: Namespace, message_id: Any, updated: Collection[st
     tasks = [t for t in snapshot.get("tasks") or () if isinstance(t, Mapping)]
     if known and _holds(state, message_id):
         return StepAnswer(None, ahead=True)
-    if any(name not in {t.get("name") for t in tasks} for name in updated):
+    if calls:
         return StepAnswer(None)
     # A subgraph's task streams in its own namespace, not this one; only those have a state.
     running = [t for t in tasks if t.get("result") is None and not t.get("error") and not t.get("interrupts")]
