@@ -10,6 +10,8 @@ so a move fails loudly in the suite instead of at a user's call.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from langgraph._internal._config import ensure_config
 from langgraph._internal._constants import (
     CONFIG_KEY_CHECKPOINT_NS,
@@ -31,6 +33,9 @@ from langgraph.stream._mux import StreamMux
 from langgraph.stream._types import ProtocolEvent
 from langgraph_sdk._shared.utilities import _orjson_default as sdk_orjson_default
 
+if TYPE_CHECKING:
+    from langgraph.stream import StreamChannel, StreamTransformer
+
 __all__ = [
     "CONFIG_KEY_CHECKPOINT_NS",
     "CONFIG_KEY_RESUME_MAP",
@@ -46,9 +51,28 @@ __all__ = [
     "StreamMessagesHandler",
     "StreamMessagesHandlerV2",
     "StreamMux",
+    "attach_projection",
     "ensure_config",
     "merge_tracing_headers",
     "normalize_stream_transformer_factories",
     "reject_v3_invariant_kwargs",
     "sdk_orjson_default",
 ]
+
+
+def attach_projection(mux: StreamMux, key: str, channel: StreamChannel[Any], owner: StreamTransformer) -> None:
+    """Add a projection to a mux whose transformers have already registered.
+
+    The mux wires a channel up only while it registers its transformers; a
+    wire channel the server names mid-run needs the same wiring afterwards:
+    bound to the mux's flavour, pumped by the run, closed and failed with it,
+    and listed in ``mux.extensions`` under its owner.
+    """
+    channel._bind(is_async=mux.is_async)
+    channel._bind_mux(mux)
+    channel._request_more = mux._pump_fn
+    channel._arequest_more = mux._apump_fn
+    mux._channels.append(channel)
+    mux.extensions[key] = channel
+    mux._projection_owners[key] = type(owner).__name__
+    mux._transformer_by_key[key] = owner

@@ -21,7 +21,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.stream import StreamChannel, StreamTransformer
 from langgraph.stream.transformers import MessagesTransformer
 
-from remote_graph._private import ProtocolEvent, StreamMux
+from remote_graph._private import ProtocolEvent, StreamMux, attach_projection
 
 __all__ = ["RemoteMessagesTransformer", "WireChannelsTransformer"]
 
@@ -142,7 +142,7 @@ class WireChannelsTransformer(StreamTransformer):
         if self._ended or mux is None or name in mux.extensions:
             return None
         channel: StreamChannel[Any] = StreamChannel()
-        _attach(mux, name, channel, self)
+        attach_projection(mux, name, channel, self)
         self._channels[name] = channel
         return channel
 
@@ -168,20 +168,6 @@ class WireChannelsTransformer(StreamTransformer):
 
     def fail(self, err: BaseException) -> None:
         self._ended = True
-
-
-def _attach(mux: StreamMux, key: str, channel: StreamChannel[Any], owner: StreamTransformer) -> None:
-    """Add a projection to a mux whose transformers already registered, as
-    ``StreamMux._register`` adds one: bound, pumped by the run, closed and
-    failed with it, and listed in ``mux.extensions``."""
-    channel._bind(is_async=mux.is_async)
-    channel._bind_mux(mux)
-    channel._request_more = mux._pump_fn
-    channel._arequest_more = mux._apump_fn
-    mux._channels.append(channel)
-    mux.extensions[key] = channel
-    mux._projection_owners[key] = type(owner).__name__
-    mux._transformer_by_key[key] = owner
 
 
 class RunExtensions(Mapping[str, Any]):

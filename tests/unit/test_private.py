@@ -40,5 +40,33 @@ def test_no_other_module_imports_private_names() -> None:
 def test_private_module_lists_everything_it_imports() -> None:
     module = importlib.import_module("remote_graph._private")
     tree = ast.parse(Path(module.__file__ or "").read_text())
-    imported = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module != "__future__" for alias in node.names}
-    assert imported == set(_private.__all__)
+    imported = {
+        alias.asname or alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and node.module not in ("__future__", "typing")
+        for alias in node.names
+    }
+    defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assert imported | defined == set(_private.__all__)
+
+
+def test_attach_projection_wires_a_late_channel_like_a_registered_one() -> None:
+    from langgraph.stream import StreamChannel, StreamTransformer
+
+    class Owner(StreamTransformer):
+        def init(self) -> dict[str, object]:
+            return {}
+
+        def process(self, event: object) -> bool:
+            return True
+
+    owner = Owner()
+    mux = _private.StreamMux(factories=[], is_async=False)
+    channel: StreamChannel[int] = StreamChannel()
+    _private.attach_projection(mux, "late", channel, owner)
+    assert mux.extensions["late"] is channel
+    assert mux.transformer_by_key("late") is owner
+    iterator = iter(channel)
+    channel.push(1)
+    mux.close()
+    assert list(iterator) == [1]
