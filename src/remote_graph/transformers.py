@@ -125,12 +125,14 @@ class WireChannelsTransformer(StreamTransformer):
         self._ended = False
 
     def init(self) -> dict[str, Any]:
-        for name in sorted(self._known):
-            self._channels[name] = StreamChannel()
-        return dict(self._channels)
+        # Known names are attached once registered (``_on_register``): by then
+        # the mux shows which of them another transformer projects this run.
+        return {}
 
     def _on_register(self, mux: Any) -> None:
         self._mux = mux
+        for name in sorted(self._known):
+            self.channel(name)
 
     def channel(self, name: str) -> StreamChannel[Any] | None:
         """The projection for ``name``, added now if the run may still send it;

@@ -84,3 +84,10 @@ def test_the_wire_event_stays_in_the_main_log() -> None:
     mux._events._subscribed = True
     mux.push(custom("trail", 1))
     assert [e["method"] for _, e in mux._events._items] == ["custom:trail"]
+
+
+def test_a_name_learned_earlier_that_another_transformer_now_projects_is_left_to_it() -> None:
+    # An earlier run learned "counts" from the wire; this run computes it on the client.
+    mux, _, ext = build({"counts"}, Counter)
+    assert ext["counts"] is mux.extensions["counts"]
+    assert mux.transformer_by_key("counts").__class__ is Counter
