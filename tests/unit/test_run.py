@@ -1447,3 +1447,31 @@ def test_a_message_start_reads_the_thread_state_once_per_step_and_names_the_node
     starts = [p for p in out.parts if p["type"] == "messages" and p["data"][0].get("event") == "message-start"]
     # A read that failed costs the node, not the run.
     assert [p["data"][1]["langgraph_node"] for p in starts] == ["agent", "agent", None]
+
+
+# --- what was received before the end is delivered ------------------------------------
+
+
+def test_a_deleted_run_delivers_the_channel_event_it_sent_last() -> None:
+    w = Wire().metadata().event("values", {"x": 1}, interrupts=[])
+    w.event("custom:trail", {"step": 1})
+    w.raw("error", {"error": "HTTPException", "message": "404: Run not found"}, frame_id=None)
+    server = FakeServer(w.frames, rest={("GET", RUN): Response(404, {"detail": "Run not found"})})
+    driver, out = run(server)
+    assert out.error is None and driver.status is RunStatus.CANCELLED
+    assert kinds(out.parts) == [("values", ()), ("custom:trail", ())]
+
+
+def test_a_run_given_up_on_delivers_what_it_received_before_the_error() -> None:
+    w = Wire().metadata().event("values", {"x": 1}, interrupts=[])
+    w.event("custom:trail", {"step": 1})
+    # A message the state shows the server ran past: held until its node's update, which never comes.
+    w.event("messages", {"event": "message-start", "role": "ai", "id": "m1"})
+    w.event("values", {"x": 2}, ns=["sub:1"], interrupts=[])
+    frames = w.frames
+    refused = Conn(answer=Broken(httpx.ConnectError("connection refused")))
+    server = FakeServer(frames, [Conn(cut=through(frames, len(frames)))], then=refused)
+    server.step_states = [Response(200, {"values": {"messages": [{"type": "ai", "content": "hi", "id": "m1"}]}, "tasks": []})]
+    driver, out = run(server, reconnect=1.0)
+    assert type(out.error) is RemoteConnectionError and driver.status is RunStatus.FAILED
+    assert kinds(out.parts) == [("values", ()), ("custom:trail", ()), ("messages", ()), ("values", ("sub:1",))]

@@ -164,7 +164,15 @@ class RunDriver:
             self._fail(command_error(reply.body, reply.status))
         self.run_id = str(reply.body["run_id"])
         self.state.move(RunStatus.RUNNING)
-        yield from self._follow()
+        try:
+            yield from self._follow()
+        except Exception:
+            # Events that arrived before the failure (a message held for its
+            # node, a channel event waiting for the next event) are delivered
+            # before it, as a local run's events are.
+            for part in self.converter.finish(interrupted=False):
+                yield part
+            raise
 
     def _check_sent(self, reply: Response | Broken, doing: str) -> None:
         if isinstance(reply, Broken):
@@ -321,6 +329,8 @@ class RunDriver:
         reply = yield Request("GET", self.run_path)
         if not isinstance(reply, Broken) and reply.status == 404:
             # The run was deleted while it ran (a rollback); the stream says "Run not found".
+            for part in self.converter.finish(interrupted=False):
+                yield part
             self.state.move(RunStatus.CANCELLED)
             return
         record = reply.body if not isinstance(reply, Broken) and reply.status == 200 else None
