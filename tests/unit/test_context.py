@@ -73,3 +73,22 @@ def test_upstream_methods_send_the_configurable_in_checkpoint_with_a_context() -
     # No context: upstream's call, untouched.
     assert graph._context_call({"configurable": {"user": "bob"}}, None, {}) == ({"configurable": {"user": "bob"}}, {})
     assert graph._sanitize_config({"configurable": {"user": "bob"}})["configurable"] == {"user": "bob"}
+
+
+class _Connection:
+    """Something a local context may carry that JSON cannot."""
+
+
+@dataclass
+class WithClient:
+    user: str
+    db: Any
+
+
+@pytest.mark.parametrize("bad", [WithClient("ada", _Connection()), {"user": "ada", "db": _Connection()}])
+def test_a_context_with_a_value_json_cannot_carry_fails_at_the_call_naming_it(bad: Any) -> None:
+    with pytest.raises(TypeError, match=r"context.*'db'.*_Connection"):
+        context_payload(bad)
+    graph = RemoteGraph("agent", url="http://127.0.0.1:9")
+    with pytest.raises(TypeError, match=r"context.*'db'"):
+        graph.stream_events({}, version="v3", context=bad)

@@ -27,7 +27,10 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
 from pydantic import BaseModel
+
+from remote_graph._private import sdk_orjson_default
 
 __all__ = ["context_payload", "place_configurable"]
 
@@ -47,15 +50,31 @@ def context_payload(context: Any) -> dict[str, Any] | None:
     if isinstance(context, Mapping):
         if not all(isinstance(key, str) for key in context):
             raise TypeError("context keys must be strings: the server takes context as a JSON object")
-        return dict(context)
-    if dataclasses.is_dataclass(context) and not isinstance(context, type):
-        return {field.name: getattr(context, field.name) for field in dataclasses.fields(context)}
-    if isinstance(context, BaseModel):
+        payload = dict(context)
+    elif dataclasses.is_dataclass(context) and not isinstance(context, type):
+        payload = {field.name: getattr(context, field.name) for field in dataclasses.fields(context)}
+    elif isinstance(context, BaseModel):
         return context.model_dump(mode="json")
-    raise TypeError(
-        "context must be a mapping, a dataclass instance or a pydantic model (the server takes a JSON object), "
-        f"got {type(context).__name__}: {context!r:.80}"
-    )
+    else:
+        raise TypeError(
+            "context must be a mapping, a dataclass instance or a pydantic model (the server takes a JSON object), "
+            f"got {type(context).__name__}: {context!r:.80}"
+        )
+    _check_json(payload)
+    return payload
+
+
+def _check_json(payload: dict[str, Any]) -> None:
+    """Fail now, naming the field, rather than when the run's request is encoded."""
+    for key, value in payload.items():
+        try:
+            orjson.dumps(value, sdk_orjson_default, orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
+        except TypeError as exc:
+            raise TypeError(
+                f"context field {key!r} ({type(value).__name__}) cannot be sent to the server, which takes "
+                f"context as JSON: {exc}. A remote child called without context= inherits its parent's "
+                "context, as a local child does; give it a context= it can send."
+            ) from exc
 
 
 def place_configurable(body: dict[str, Any], context: dict[str, Any] | None) -> dict[str, Any]:
