@@ -73,6 +73,15 @@ def _nested_run(task: ParentTask) -> NestedRun:
     )
 
 
+def _write_owed(task: ParentTask, run: NestedRun, driver: RunDriver) -> None:
+    """The child failed: what it produced before (an update held for its
+    messages' ids, those messages) still reaches the parent, as a local
+    child's chunks do before its error. A run the server never started
+    produced nothing."""
+    if driver.run_id is not None:
+        _write(task, run.finish())
+
+
 def _node_result(task: ParentTask, run: NestedRun, driver: RunDriver, version: str) -> Any:
     _write(task, run.finish())
     if driver.plan.used_parent_value:
@@ -328,6 +337,9 @@ class RemoteGraph(_UpstreamRemoteGraph):
         try:
             for part in source:
                 _write(task, run.feed(part))
+        except Exception:
+            _write_owed(task, run, driver)
+            raise
         finally:
             source.close()
         return _node_result(task, run, driver, kwargs.get("version", "v1"))
@@ -343,6 +355,9 @@ class RemoteGraph(_UpstreamRemoteGraph):
         try:
             async for part in source:
                 _write(task, run.feed(part))
+        except Exception:
+            _write_owed(task, run, driver)
+            raise
         finally:
             await source.aclose()
         return _node_result(task, run, driver, kwargs.get("version", "v1"))
