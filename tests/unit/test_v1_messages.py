@@ -142,3 +142,20 @@ def test_the_parent_task_tells_which_namespaces_its_v1_handler_emits() -> None:
     deep = task(StreamMessagesHandler(lambda c: None, True)).v1_messages
     assert flat is not None and not flat(NS) and flat(())
     assert deep is not None and deep(NS)
+
+
+def test_a_message_cut_off_by_the_runs_end_still_emits_the_chunk_it_held() -> None:
+    v1 = V1Messages(lambda ns: True)
+    out = feed_all(
+        v1,
+        [
+            event({"event": "message-start", "role": "ai", "id": "m1"}),
+            event({"event": "content-block-delta", "index": 0, "delta": {"type": "text-delta", "text": "hel"}}),
+            event({"event": "content-block-delta", "index": 0, "delta": {"type": "text-delta", "text": "lo"}}),
+        ],
+    )
+    assert [c.content for c, _ in out] == ["hel"]
+    # No finish came (the run failed or was stopped): the chunk held to be marked last is still owed, unmarked.
+    rest = v1.finish()
+    assert [(ns, c.content, c.chunk_position) for ns, (c, _) in rest] == [(NS, "lo", None)]
+    assert v1.finish() == []

@@ -129,8 +129,14 @@ class V1Messages:
         return bool(self._pending.get(ns))
 
     def finish(self) -> list[tuple[Namespace, Payload]]:
-        """Payloads still owed when the run ends (id-less messages no state named), with their namespaces."""
-        out = []
+        """Payloads still owed when the run ends (the chunk a message cut off
+        before its finish held, id-less messages no state named), with their namespaces."""
+        out: list[tuple[Namespace, Payload]] = []
+        for ns, stream in self._streams.items():
+            if stream.held is not None:
+                # Not marked last: as locally, a model stopped mid-stream sends no last chunk.
+                out.append((ns, (stream.held, _metadata(ns, stream.node, "langchain_chat_model"))))
+        self._streams.clear()
         for ns, items in self._pending.items():
             for node, message in items:
                 message.id = str(uuid4())
