@@ -56,7 +56,7 @@ def request_args(action: Request, timeouts: Timeouts, headers: dict[str, str]) -
         "content": encode(action.json) if action.json is not None else None,
         "params": action.params,
         "headers": {**_JSON_HEADERS, **headers},
-        "timeout": timeouts.request,
+        "timeout": timeouts.request if action.timeout is None else min(action.timeout, timeouts.request),
     }
 
 

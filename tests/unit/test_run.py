@@ -33,8 +33,9 @@ from remote_graph._core.actions import Broken, OpenStream, Receive, Request, Res
 from remote_graph._core.commands import RunOptions, StartPlan
 from remote_graph._core.convert import WireConverter
 from remote_graph._core.nested import OutputSchema
-from remote_graph._core.run import RunDriver
+from remote_graph._core.run import STEP_READ_TIMEOUT, RunDriver
 from remote_graph._core.sse import SSEDecoder
+from remote_graph._shell_common import request_args
 from remote_graph._core.state import RunStatus
 from remote_graph.errors import (
     RemoteCommandError,
@@ -1447,6 +1448,30 @@ def test_a_message_start_reads_the_thread_state_once_per_step_and_names_the_node
     starts = [p for p in out.parts if p["type"] == "messages" and p["data"][0].get("event") == "message-start"]
     # A read that failed costs the node, not the run.
     assert [p["data"][1]["langgraph_node"] for p in starts] == ["agent", "agent", None]
+
+
+def test_a_failed_step_read_is_bounded_and_not_repeated_for_the_run() -> None:
+    w = Wire().metadata().event("values", {"x": 1}, interrupts=[])
+    w.event("messages", {"event": "message-start", "role": "ai", "id": "m1"})
+    w.event("messages", {"event": "message-finish"})
+    w.tick().event("values", {"x": 2}, interrupts=[])
+    w.event("messages", {"event": "message-start", "role": "ai", "id": "m2"})
+    w.event("messages", {"event": "message-finish"})
+    server = FakeServer(w.frames)
+    server.step_states = [Broken(httpx.ReadTimeout("slow"), timed_out=True)]
+    _, out = run(server)
+    assert out.error is None
+    # One read, with a budget of its own; a slow state endpoint is not asked again.
+    assert [r.timeout for r in server.step_reads] == [STEP_READ_TIMEOUT]
+    starts = [p for p in out.parts if p["type"] == "messages" and p["data"][0].get("event") == "message-start"]
+    assert len(starts) == 2
+
+
+def test_a_request_budget_of_its_own_never_exceeds_the_request_timeout() -> None:
+    timeouts = Timeouts(request=1.0)
+    assert request_args(Request("GET", "/x", timeout=STEP_READ_TIMEOUT), timeouts, {})["timeout"] == 1.0
+    assert request_args(Request("GET", "/x", timeout=0.5), timeouts, {})["timeout"] == 0.5
+    assert request_args(Request("GET", "/x"), timeouts, {})["timeout"] == 1.0
 
 
 # --- what was received before the end is delivered ------------------------------------

@@ -40,12 +40,17 @@ class Timeouts:
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """One REST call; the shell answers with ``Response`` or ``Broken``."""
+    """One REST call; the shell answers with ``Response`` or ``Broken``.
+
+    ``timeout``, when set, bounds the call below ``Timeouts.request``: for a
+    call whose answer is only a hint, the stream must not wait long on it.
+    """
 
     method: str
     path: str
     json: Any = None
     params: dict[str, Any] | None = None
+    timeout: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,6 +59,9 @@ _STILL_RUNNING: Any = object()
 _RECEIVE = Receive()
 # Answers of a proxy or a restarting server: worth another try.
 _RETRYABLE = frozenset({502, 503, 504})
+# A step's tasks only name a streaming message's node early; the stream waits
+# on that read, so it gets seconds, not the full request budget.
+STEP_READ_TIMEOUT = 2.0
 
 
 class RunDriver:
@@ -97,6 +100,9 @@ class RunDriver:
         self._orphaned = False
         # The protocol seq of the last event delivered; repeats are dropped.
         self._last_seq = 0
+        # Cleared when a read of the step's tasks fails: the server is slow or
+        # refuses, and a message's node then waits for its update instead.
+        self._step_reads = True
 
     # --- the shells' interface ---------------------------------------------------
 
@@ -246,7 +252,7 @@ class RunDriver:
                     if event is None:
                         continue
                     method, params, new = event
-                    ns = self.converter.wants_step(method, params)
+                    ns = self.converter.wants_step(method, params) if self._step_reads else None
                     if ns is not None:
                         yield from self._learn_step(ns, params)
                     for part in self.converter.convert(method, params):
@@ -285,12 +291,14 @@ class RunDriver:
         state names the step's tasks. Only the node is at stake, so a failed
         read leaves it unknown instead of failing."""
         query = {"subgraphs": "true" if ns else "false"}
-        reply = yield Request("GET", f"{self._thread_path}/state", params=query)
+        reply = yield Request("GET", f"{self._thread_path}/state", params=query, timeout=STEP_READ_TIMEOUT)
         state = reply.body if isinstance(reply, Response) and reply.status == 200 else None
+        if state is None:
+            self._step_reads = False
         if state is not None and self.converter.wants_nodes(ns, state):
             # Rare: only once an update came from a name the state's tasks do not list.
             path = f"/assistants/{quote(self.plan.assistant_id, safe='')}/graph"
-            reply = yield Request("GET", path, params={"xray": "true"})
+            reply = yield Request("GET", path, params={"xray": "true"}, timeout=STEP_READ_TIMEOUT)
             self.converter.learn_nodes(reply.body if isinstance(reply, Response) and reply.status == 200 else None)
         start = params.get("data")
         message_id = start.get("id") if isinstance(start, Mapping) else None
