@@ -16,17 +16,14 @@ Self-contained: the server loads each module of ``langgraph.json`` by path.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Annotated, Any
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.outputs import ChatGenerationChunk
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import tool
 from langgraph.config import get_stream_writer
 from langgraph.func import entrypoint, task
@@ -37,6 +34,9 @@ from langgraph.pregel import Pregel
 from langgraph.stream import StreamChannel, StreamTransformer
 from langgraph.stream.transformers import CustomTransformer, UpdatesTransformer
 from typing_extensions import TypedDict
+
+# A sibling module: `langgraph dev` puts the config's dependency directory on sys.path.
+from graphs import node_context
 
 
 class NodeTrail(StreamTransformer):
@@ -61,20 +61,6 @@ class NodeTrail(StreamTransformer):
 def stream_transformers() -> list[Callable[[tuple[str, ...]], Any]]:
     """The server's opt-in hook: updates, custom and the module's own channel."""
     return [UpdatesTransformer, CustomTransformer, NodeTrail]
-
-
-@contextmanager
-def node_context(config: RunnableConfig) -> Iterator[None]:
-    """Where ``get_stream_writer()`` works on any Python: an async run sets the
-    node's config context only on 3.11+ (as ``graphs.node_context``)."""
-    if sys.version_info >= (3, 11):
-        yield
-        return
-    token = var_child_runnable_config.set(config)
-    try:
-        yield
-    finally:
-        var_child_runnable_config.reset(token)
 
 
 @tool
