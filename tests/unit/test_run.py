@@ -33,7 +33,8 @@ from remote_graph._core.actions import Broken, OpenStream, Receive, Request, Res
 from remote_graph._core.commands import RunOptions, StartPlan
 from remote_graph._core.convert import WireConverter
 from remote_graph._core.nested import OutputSchema
-from remote_graph._core.run import STEP_READ_TIMEOUT, RunDriver
+from remote_graph._core.run import RunDriver
+from remote_graph._core.v3_wire import STEP_READ_TIMEOUT
 from remote_graph._core.sse import SSEDecoder
 from remote_graph._shell_common import request_args
 from remote_graph._core.state import RunStatus

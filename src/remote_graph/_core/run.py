@@ -2,25 +2,34 @@
 
 ``RunDriver`` is fed the outcome of each I/O action and answers with the next
 action or the next stream part; the sync and async shells only carry actions
-out. The conversation:
+out. Every method that starts a run (v3 run streams, ``invoke``, ``stream``,
+``astream_events``, a remote child in a local parent) goes through it. The
+conversation:
 
-1. **start**: learn the output schema if a parent task needs it, read the
-   thread's state if a resume needs it, then create the run through the runs
-   API (``commands.StartPlan``); the answer carries the run id.
-2. **follow**: read the run's own resumable stream,
-   ``GET /threads/{id}/runs/{run_id}/stream``. It carries only this run's
-   events (a thread's history costs nothing), every frame has an id, and the
-   server closes it when the run ends.
+1. **start**: learn the deployed graph's schemas if the run needs them, read
+   the thread's state if a resume needs it, then create the run through the
+   runs API (``commands.StartPlan``); the answer carries the run id.
+2. **follow** the run's own resumable stream,
+   ``GET /threads/{id}/runs/{run_id}/stream``, through the phases of
+   ``state.Follow`` (the only place the phase changes; ``state.FOLLOW`` lists
+   every transition). It carries only this run's frames (a thread's history
+   costs nothing), every frame has an id, and the server closes it when the
+   run ends. What the frames mean is the run's ``Wire``'s business: v3
+   protocol events (``v3_wire``) or classic ``stream_mode`` chunks
+   (``classic_wire``).
 3. **reconnect**: a connection that breaks (reset, cut mid-body, read
    timeout) or ends while the server says the run still runs is reopened
-   after the last event delivered (``cursor.ResumeCursor``), with backoff,
-   until ``Timeouts.reconnect`` passes without a new event.
+   after the last frame delivered (``cursor.ResumeCursor``), with backoff,
+   until ``Timeouts.reconnect`` passes without a new frame.
 4. **end**: when the stream closes, the run record says how it ended
-   (``state.status_from_server``); an ``error`` event fails the run with the
-   exception the thread's state records.
+   (``state.status_from_server``), and a reopened stream confirms nothing was
+   missed; an ``error`` frame fails the run with the exception the thread's
+   state records.
 
-``abandon()`` switches to the cleanup conversation: cancel the run on the
-server if it may still be running, and record what the server answered.
+A run fails along one path, ``_fail``; a run that may still be running on the
+server when it fails (it was not the server's verdict) is cancelled by the
+cleanup. ``abandon()`` switches to that cleanup conversation: cancel the run on
+the server if it may still be running, and record what the server answered.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass
 from typing import Any, NoReturn
 from urllib.parse import quote
 
@@ -36,14 +46,17 @@ from langgraph.types import Interrupt
 
 from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response, Sleep, Timeouts
 from remote_graph._core.commands import StartPlan
-from remote_graph._core.convert import Namespace, Part, WireConverter
 from remote_graph._core.cursor import ResumeCursor
 from remote_graph._core.failure import command_error, failure_from_state
 from remote_graph._core.nested import OutputSchema
 from remote_graph._core.schema import learn_output_schema
 from remote_graph._core.sse import SSEDecoder
-from remote_graph._core.state import RunState, RunStatus, status_from_server
+from remote_graph._core.state import Follow, Phase, RunState, RunStatus, Signal, status_from_server
+from remote_graph._core.v3_wire import V3Wire
+from remote_graph._core.wire import Part, Wire
 from remote_graph.errors import RemoteConnectionError, RemoteProtocolError, RemoteTimeoutError
+
+__all__ = ["Conversation", "RunDriver"]
 
 logger = logging.getLogger("remote_graph")
 
@@ -53,15 +66,39 @@ Conversation = Generator[IOAction | Part, Any, None]
 _BACKOFF_FIRST = 0.05
 _BACKOFF_CAP = 2.0
 _SSE = "text/event-stream"
-_UNASKED: Any = object()
-_STILL_RUNNING: Any = object()
 # One read action serves every read: it carries nothing.
 _RECEIVE = Receive()
 # Answers of a proxy or a restarting server: worth another try.
 _RETRYABLE = frozenset({502, 503, 504})
-# A step's tasks only name a streaming message's node early; the stream waits
-# on that read, so it gets seconds, not the full request budget.
-STEP_READ_TIMEOUT = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Verdict:
+    """The run record once it says the run is over (``None``: the run was deleted)."""
+
+    record: Mapping[str, Any] | None
+
+
+@dataclass(slots=True)
+class _Loss:
+    """Why the stream was lost, for the backoff: the transport's failure
+    (``None`` when the server closed it or answered a retryable status), and
+    when the failed attempt began."""
+
+    broken: Broken | None = None
+    since: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """How one connection's body ended."""
+
+    signal: Signal
+    # Whether it delivered anything new.
+    news: bool
+    broken: Broken | None = None
+    # The data of an ``error`` frame.
+    error: str | None = None
 
 
 class RunDriver:
@@ -73,6 +110,7 @@ class RunDriver:
         timeouts: Bounds on every wait.
         output_schema: Learned before the run when given and not yet known
             (a run inside a parent task returns only the output keys).
+        wire: The run's stream format; a v3 run's (``V3Wire``) by default.
         clock: Monotonic seconds; replaced in tests.
     """
 
@@ -83,6 +121,7 @@ class RunDriver:
         *,
         timeouts: Timeouts,
         output_schema: OutputSchema | None = None,
+        wire: Wire | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.plan = plan
@@ -91,18 +130,14 @@ class RunDriver:
         self.output_schema = output_schema
         self.run_id: str | None = None
         self.state = RunState()
-        self.converter = WireConverter()
-        self._clock = clock
+        self.follow = Follow()
         self._thread_path = f"/threads/{quote(thread_id, safe='')}"
+        self.wire: Wire = wire if wire is not None else V3Wire(self._thread_path, plan.assistant_id)
+        self._clock = clock
         self._conversation: Conversation = self._run()
         self._started = False
-        # Set when the run was given up on while it may still be going.
+        # Set when the run failed while it may still be going on the server.
         self._orphaned = False
-        # The protocol seq of the last event delivered; repeats are dropped.
-        self._last_seq = 0
-        # Cleared when a read of the step's tasks fails: the server is slow or
-        # refuses, and a message's node then waits for its update instead.
-        self._step_reads = True
 
     # --- the shells' interface ---------------------------------------------------
 
@@ -140,7 +175,7 @@ class RunDriver:
     @property
     def interrupts(self) -> list[Interrupt]:
         """Every interrupt this run has raised so far, in arrival order."""
-        return [interrupt for _, interrupt in self.converter.interrupts]
+        return [interrupt for _, interrupt in self.wire.interrupts]
 
     @property
     def run_path(self) -> str:
@@ -169,6 +204,7 @@ class RunDriver:
         if reply.status != 200 or not isinstance(reply.body, Mapping) or "run_id" not in reply.body:
             self._fail(command_error(reply.body, reply.status))
         self.run_id = str(reply.body["run_id"])
+        self.wire.run_label = f"run {self.run_id}"
         self.state.move(RunStatus.RUNNING)
         try:
             yield from self._follow()
@@ -176,7 +212,7 @@ class RunDriver:
             # Events that arrived before the failure (a message held for its
             # node, a channel event waiting for the next event) are delivered
             # before it, as a local run's events are.
-            for part in self.converter.finish(interrupted=False):
+            for part in self.wire.finish(interrupted=False):
                 yield part
             raise
 
@@ -184,11 +220,15 @@ class RunDriver:
         if isinstance(reply, Broken):
             self._fail(_transport_error(reply, f"while {doing}"))
 
-    def _fail(self, error: BaseException, *, verdict: bool = False) -> NoReturn:
-        """Fail the run with ``error``. Unless the server itself ended the run
-        (``verdict``), a run that was running may still be going: the cleanup
-        cancels it."""
-        if not verdict and self.state.status is RunStatus.RUNNING:
+    def _fail(self, error: BaseException, *, verdict: bool = False, reachable: bool = True) -> NoReturn:
+        """Fail the run with ``error``: the one way a run fails.
+
+        Unless the server itself ended the run (``verdict``), a run that was
+        running may still be going: the cleanup cancels it, unless the server
+        cannot be reached (a cancel could not arrive either; trying would only
+        add the transport's connect retries).
+        """
+        if not verdict and reachable and self.state.status is RunStatus.RUNNING:
             self._orphaned = True
         self.state.move(RunStatus.FAILED, error=error)
         raise error
@@ -196,6 +236,8 @@ class RunDriver:
     # --- follow ------------------------------------------------------------------
 
     def _follow(self) -> Conversation:
+        """Follow the run's stream to its end, phase by phase (``state.FOLLOW``)."""
+        follow = self.follow
         cursor = ResumeCursor()
         retry = _Retry(self._clock, self.timeouts.reconnect)
         # A clean close is not taken on trust: a proxy may pass a cut on as a
@@ -203,133 +245,128 @@ class RunDriver:
         # is over the stream is reopened from the cursor; the run ends when
         # that connection closes with nothing new (a finished run's replay
         # closes at once).
-        record: Any = _UNASKED
+        verdict: _Verdict | None = None
+        loss = _Loss()
+        last = _Read(Signal.CLOSED, news=False)
         while True:
-            opened_at = self._clock()
-            reply = yield OpenStream(f"{self.run_path}/stream", cursor.last_event_id)
-            if isinstance(reply, Broken) or reply.status in _RETRYABLE:
-                # The budget counts from the attempt's start: a transport may
-                # spend seconds on its own connect retries before it fails.
-                yield from self._backoff(retry, reply if isinstance(reply, Broken) else None, since=opened_at)
-                continue
-            if reply.status != 200:
-                self._fail(command_error(reply.body, reply.status))
-            if not reply.content_type.startswith(_SSE):
-                self._fail(
-                    RemoteProtocolError(
-                        f"the server answered the event stream of run {self.run_id} with {reply.content_type!r} "
-                        f"instead of {_SSE!r}; it began: {str(reply.body)[:200]!r}"
+            phase = follow.phase
+            if phase is Phase.OPENING:
+                opened_at = self._clock()
+                reply = yield OpenStream(f"{self.run_path}/stream", cursor.last_event_id)
+                if isinstance(reply, Broken) or reply.status in _RETRYABLE:
+                    # The budget counts from the attempt's start: a transport may
+                    # spend seconds on its own connect retries before it fails.
+                    loss = _Loss(reply if isinstance(reply, Broken) else None, opened_at)
+                    follow.on(Signal.LOST)
+                elif reply.status != 200:
+                    follow.on(Signal.REFUSED)
+                    self._fail(command_error(reply.body, reply.status))
+                elif not reply.content_type.startswith(_SSE):
+                    follow.on(Signal.REFUSED)
+                    self._fail(
+                        RemoteProtocolError(
+                            f"the server answered the event stream of run {self.run_id} with {reply.content_type!r} "
+                            f"instead of {_SSE!r}; it began: {str(reply.body)[:200]!r}"
+                        )
                     )
-                )
-            decoder = SSEDecoder()
-            fresh = False
-            while True:
-                chunk = yield _RECEIVE
-                if isinstance(chunk, Broken):
-                    yield from self._backoff(retry, chunk)
-                    break
-                if not chunk:
-                    if record is _UNASKED:
-                        record = yield from self._record(retry)
-                        if record is _STILL_RUNNING:
-                            if not fresh:
-                                yield from self._backoff(retry, None)
-                            record = _UNASKED
-                    elif not fresh:
-                        yield from self._end(record)
-                        return
-                    break
-                for frame in decoder.feed(chunk):
-                    cursor.observe(frame.id)
-                    if frame.event == "error":
-                        yield from self._error_event(frame.data)
-                        return
-                    if frame.event == "metadata":
-                        continue
-                    # Inline rather than a sub-generator per event: this loop is
-                    # the hot path, and only a message start may need a request.
-                    event = self._event(frame.data)
-                    if event is None:
-                        continue
-                    method, params, new = event
-                    ns = self.converter.wants_step(method, params) if self._step_reads else None
-                    if ns is not None:
-                        yield from self._learn_step(ns, params)
-                    for part in self.converter.convert(method, params):
-                        yield part
-                    if new and not fresh:
-                        # The first news on this connection resets the backoff;
-                        # nothing sets it again before the connection ends.
-                        fresh = True
-                        retry.progress()
+                else:
+                    self.wire.reconnected()
+                    follow.on(Signal.OPENED if verdict is None else Signal.OPENED_AFTER_VERDICT)
+            elif phase is Phase.READING or phase is Phase.CONFIRMING:
+                last = yield from self._read(cursor, retry)
+                signal = last.signal
+                if signal is Signal.LOST:
+                    loss = _Loss(last.broken)
+                elif signal is Signal.CLOSED and phase is Phase.CONFIRMING:
+                    signal = Signal.CLOSED_WITH_NEWS if last.news else Signal.CLOSED_NO_NEWS
+                follow.on(signal)
+            elif phase is Phase.CHECKING:
+                asked_at = self._clock()
+                reply = yield Request("GET", self.run_path)
+                if isinstance(reply, Broken):
+                    loss = _Loss(reply, asked_at)
+                    follow.on(Signal.LOST)
+                elif reply.status not in (200, 404):
+                    follow.on(Signal.REFUSED)
+                    self._fail(command_error(reply.body, reply.status))
+                else:
+                    record = reply.body if reply.status == 200 else None
+                    if status_from_server(record, raised_interrupts=False) is None:
+                        follow.on(Signal.RUNNING if last.news else Signal.RUNNING_NO_NEWS)
+                        if not last.news:
+                            loss = _Loss()
+                    else:
+                        verdict = _Verdict(record)
+                        follow.on(Signal.OVER)
+            elif phase is Phase.BACKING_OFF:
+                delay = retry.next_delay(loss.broken, since=loss.since)
+                if delay is None:
+                    follow.on(Signal.GIVE_UP)
+                    broken = loss.broken
+                    self._fail(retry.gave_up(self.run_id, broken), reachable=not (broken is not None and broken.unreachable))
+                logger.debug("run %s: event stream lost (%s); reconnecting in %.2fs", self.run_id, loss.broken, delay)
+                yield Sleep(delay)
+                follow.on(Signal.RETRY)
+            elif phase is Phase.FAILING:
+                yield from self._error_frame(last.error or "")
+                return
+            elif phase is Phase.ENDING:
+                assert verdict is not None
+                yield from self._end(verdict)
+                return
+            else:  # pragma: no cover - DONE is only reached by returning or raising
+                return
 
-    def _event(self, data: str) -> tuple[str, Mapping[str, Any], bool] | None:
-        """One protocol event's ``(method, params, new)``, or ``None`` for what
-        is not an event or was delivered already.
+    def _read(self, cursor: ResumeCursor, retry: _Retry) -> Generator[IOAction | Part, Any, _Read]:
+        """Read one connection's body to its end; the frames' parts go to the caller."""
+        decoder = SSEDecoder()
+        wire = self.wire
+        fresh = False
+        while True:
+            chunk = yield _RECEIVE
+            if isinstance(chunk, Broken):
+                return _Read(Signal.LOST, fresh, broken=chunk)
+            if not chunk:
+                return _Read(Signal.CLOSED, fresh)
+            for frame in decoder.feed(chunk):
+                cursor.observe(frame.id)
+                event = frame.event
+                if event == "error":
+                    return _Read(Signal.ERROR_FRAME, fresh, error=frame.data)
+                if event == "metadata":
+                    continue
+                # Inline rather than a sub-generator per frame: this loop is the
+                # hot path, and only a message start may need a request.
+                try:
+                    accepted = wire.accept(frame)
+                except RemoteProtocolError as exc:
+                    self._fail(exc)
+                if accepted is None:
+                    continue
+                item, new = accepted
+                prepare = wire.prepare(item)
+                if prepare is not None:
+                    yield from prepare
+                for part in wire.convert(item):
+                    yield part
+                if new and not fresh:
+                    # The first news on this connection resets the backoff;
+                    # nothing sets it again before the connection ends.
+                    fresh = True
+                    retry.progress()
 
-        Events are told apart by their protocol ``seq``; one without a seq is
-        passed on but cannot count as news (a replay would repeat it).
-        """
-        try:
-            envelope = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            self._fail(RemoteProtocolError(f"run {self.run_id} sent an event that is not JSON: {data[:200]!r}"))
-        if not isinstance(envelope, dict) or envelope.get("type") != "event":
-            return None
-        seq = envelope.get("seq")
-        new = isinstance(seq, int)
-        if isinstance(seq, int):
-            if seq <= self._last_seq:
-                return None
-            self._last_seq = seq
-        params = envelope.get("params")
-        # Parsed JSON: an object is a dict (and ``isinstance(_, dict)`` skips the ABC check).
-        return str(envelope.get("method")), params if isinstance(params, dict) else {}, new
-
-    def _learn_step(self, ns: Namespace, params: Mapping[str, Any]) -> Generator[IOAction, Any, None]:
-        """A message starts in a step whose node is not known yet: the thread's
-        state names the step's tasks. Only the node is at stake, so a failed
-        read leaves it unknown instead of failing."""
-        query = {"subgraphs": "true" if ns else "false"}
-        reply = yield Request("GET", f"{self._thread_path}/state", params=query, timeout=STEP_READ_TIMEOUT)
-        state = reply.body if isinstance(reply, Response) and reply.status == 200 else None
-        if state is None:
-            self._step_reads = False
-        if state is not None and self.converter.wants_nodes(ns, state):
-            # Rare: only once an update came from a name the state's tasks do not list.
-            path = f"/assistants/{quote(self.plan.assistant_id, safe='')}/graph"
-            reply = yield Request("GET", path, params={"xray": "true"}, timeout=STEP_READ_TIMEOUT)
-            self.converter.learn_nodes(reply.body if isinstance(reply, Response) and reply.status == 200 else None)
-        start = params.get("data")
-        message_id = start.get("id") if isinstance(start, Mapping) else None
-        self.converter.learn_step(ns, state, message_id)
-
-    def _record(self, retry: _Retry) -> Generator[IOAction, Any, Any]:
-        """The run's record after a clean close: its body, ``None`` when the run
-        was deleted, ``_STILL_RUNNING``, or ``_UNASKED`` after a transport failure."""
-        asked_at = self._clock()
-        reply = yield Request("GET", self.run_path)
-        if isinstance(reply, Broken):
-            yield from self._backoff(retry, reply, since=asked_at)
-            return _UNASKED
-        if reply.status not in (200, 404):
-            self._fail(command_error(reply.body, reply.status))
-        record = reply.body if reply.status == 200 else None
-        if status_from_server(record, raised_interrupts=False) is None:
-            return _STILL_RUNNING
-        return record
-
-    def _end(self, record: Any) -> Conversation:
-        """End the run with the server's verdict, once every event has arrived."""
-        status = status_from_server(record, raised_interrupts=bool(self.converter.interrupts))
+    def _end(self, verdict: _Verdict) -> Conversation:
+        """End the run with the server's verdict, once every frame has arrived."""
+        status = status_from_server(verdict.record, raised_interrupts=bool(self.wire.interrupts))
         assert status is not None
         if status is RunStatus.FAILED:
-            yield from self._failed(record, None)
-        for part in self.converter.finish(interrupted=status is RunStatus.INTERRUPTED):
+            yield from self._failed(verdict.record, None)
+        for part in self.wire.finish(interrupted=status is RunStatus.INTERRUPTED):
             yield part
         self.state.move(status)
+        self.follow.on(Signal.ENDED)
 
-    def _error_event(self, data: str) -> Conversation:
+    def _error_frame(self, data: str) -> Conversation:
         try:
             wire_error = orjson.loads(data)
         except orjson.JSONDecodeError:
@@ -337,36 +374,26 @@ class RunDriver:
         reply = yield Request("GET", self.run_path)
         if not isinstance(reply, Broken) and reply.status == 404:
             # The run was deleted while it ran (a rollback); the stream says "Run not found".
-            for part in self.converter.finish(interrupted=False):
+            for part in self.wire.finish(interrupted=False):
                 yield part
             self.state.move(RunStatus.CANCELLED)
+            self.follow.on(Signal.ENDED)
             return
         record = reply.body if not isinstance(reply, Broken) and reply.status == 200 else None
         yield from self._failed(record, wire_error if isinstance(wire_error, Mapping) else None)
 
     def _failed(self, record: Any, wire_error: Mapping[str, Any] | None) -> Conversation:
+        """Fail the run with the exception the server reports (its verdict)."""
         if isinstance(record, Mapping) and record.get("status") == "timeout":
             error: BaseException = RemoteTimeoutError(f"the server stopped run {self.run_id}: it ran past its timeout")
         else:
             reply = yield Request("GET", f"{self._thread_path}/state")
             state = reply.body if not isinstance(reply, Broken) and reply.status == 200 else None
             error = failure_from_state(state, wire_error)
-        for part in self.converter.finish(interrupted=False):
+        for part in self.wire.finish(interrupted=False):
             yield part
+        self.follow.on(Signal.ENDED)
         self._fail(error, verdict=True)
-
-    def _backoff(self, retry: _Retry, broken: Broken | None, *, since: float | None = None) -> Generator[IOAction, Any, None]:
-        delay = retry.next_delay(broken, since=since)
-        if delay is None:
-            error = retry.gave_up(self.run_id, broken)
-            if broken is not None and broken.unreachable:
-                # The server cannot be reached, so it cannot be told to cancel
-                # either; trying would only add the transport's connect retries.
-                self.state.move(RunStatus.FAILED, error=error)
-                raise error
-            self._fail(error)
-        logger.debug("run %s: event stream lost (%s); reconnecting in %.2fs", self.run_id, broken, delay)
-        yield Sleep(delay)
 
     # --- cleanup -----------------------------------------------------------------
 
@@ -388,14 +415,14 @@ class RunDriver:
         if isinstance(reply, Broken) or reply.status not in (200, 404):
             logger.warning("could not learn how remote run %s ended", self.run_id)
             return
-        status = status_from_server(reply.body if reply.status == 200 else None, raised_interrupts=bool(self.converter.interrupts))
+        status = status_from_server(reply.body if reply.status == 200 else None, raised_interrupts=bool(self.wire.interrupts))
         if status is not None:
             self.state.move(status)
 
 
 class _Retry:
-    """Backoff for one run's stream: doubling delays, reset by every new event,
-    until ``budget`` seconds pass with no new event."""
+    """Backoff for one run's stream: doubling delays, reset by every new frame,
+    until ``budget`` seconds pass with no new frame."""
 
     def __init__(self, clock: Callable[[], float], budget: float) -> None:
         self._clock = clock

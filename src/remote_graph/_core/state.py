@@ -105,3 +105,136 @@ def status_from_server(run: Any, *, raised_interrupts: bool) -> RunStatus | None
     if status == "interrupted":
         return RunStatus.CANCELLED
     return RunStatus.FAILED
+
+
+# --- following a run's stream -----------------------------------------------------------
+#
+# While a run is RUNNING, the driver follows its stream through these phases. Every
+# phase change goes through ``Follow.on``, which looks the pair up in ``FOLLOW``:
+#
+#   OPENING ──opened──► READING ──closed──► CHECKING ──over──► OPENING ──opened_after_verdict──► CONFIRMING
+#      │                  │  │                 │  │                                             │     │
+#      │ lost             │  │ error_frame     │  └─running────────────► OPENING                │     │ closed_with_news
+#      ▼                  │  ▼                 │                                                │     └────► OPENING
+#   BACKING_OFF ◄──lost───┘  FAILING ──failed─►│──running_no_news──► BACKING_OFF                │
+#      │  ▲                                    │                                               │ closed_no_news
+#      │  └──────────lost──────────────────────┘                                               ▼
+#      ├──retry──► OPENING                                                                    ENDING ──ended──► DONE
+#      └──give_up──► DONE       (refused: OPENING, CHECKING → DONE; ended: FAILING → DONE)
+
+
+class Phase(str, enum.Enum):
+    """Where the driver stands in following a run's stream."""
+
+    OPENING = "opening"
+    """Opening the run's stream (again), after the last frame delivered."""
+    READING = "reading"
+    """Reading frames off an open stream."""
+    CHECKING = "checking"
+    """The stream closed cleanly: reading the run's record to learn whether it really ended."""
+    CONFIRMING = "confirming"
+    """The record says the run is over: a reopened stream delivers whatever the closed one missed."""
+    BACKING_OFF = "backing_off"
+    """The stream was lost: waiting before the next attempt, or giving up once the budget is spent."""
+    FAILING = "failing"
+    """The stream carried an error frame: learning the exception the run failed with."""
+    ENDING = "ending"
+    """Every frame has arrived: ending the run with the server's verdict."""
+    DONE = "done"
+    """Nothing more to read."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Signal(str, enum.Enum):
+    """What moves the driver from one ``Phase`` to the next."""
+
+    OPENED = "opened"
+    """The stream opened, before the run's verdict is known."""
+    OPENED_AFTER_VERDICT = "opened_after_verdict"
+    """The stream opened again after the record said the run is over."""
+    LOST = "lost"
+    """The transport failed, or the server answered with a status worth another try."""
+    REFUSED = "refused"
+    """The server refused the stream for good (an error status, not an event stream)."""
+    CLOSED = "closed"
+    """The stream ended cleanly, before the verdict is known."""
+    CLOSED_WITH_NEWS = "closed_with_news"
+    """A confirming stream ended cleanly after delivering something new."""
+    CLOSED_NO_NEWS = "closed_no_news"
+    """A confirming stream ended cleanly with nothing new: every frame has arrived."""
+    ERROR_FRAME = "error_frame"
+    """The stream carried the run's error."""
+    RUNNING = "running"
+    """The record says the run still runs, and the closed stream had brought news."""
+    RUNNING_NO_NEWS = "running_no_news"
+    """The record says the run still runs, and the closed stream brought nothing new."""
+    OVER = "over"
+    """The record says the run is over (or it was deleted)."""
+    RETRY = "retry"
+    """The backoff's wait is over."""
+    GIVE_UP = "give_up"
+    """The reconnect budget is spent."""
+    ENDED = "ended"
+    """How the run ended is recorded: the server's verdict, its failure, or its deletion."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+FOLLOW: dict[Phase, dict[Signal, Phase]] = {
+    Phase.OPENING: {
+        Signal.OPENED: Phase.READING,
+        Signal.OPENED_AFTER_VERDICT: Phase.CONFIRMING,
+        Signal.LOST: Phase.BACKING_OFF,
+        Signal.REFUSED: Phase.DONE,
+    },
+    Phase.READING: {
+        Signal.CLOSED: Phase.CHECKING,
+        Signal.LOST: Phase.BACKING_OFF,
+        Signal.ERROR_FRAME: Phase.FAILING,
+    },
+    Phase.CHECKING: {
+        Signal.RUNNING: Phase.OPENING,
+        Signal.RUNNING_NO_NEWS: Phase.BACKING_OFF,
+        Signal.OVER: Phase.OPENING,
+        Signal.LOST: Phase.BACKING_OFF,
+        Signal.REFUSED: Phase.DONE,
+    },
+    Phase.CONFIRMING: {
+        Signal.CLOSED_WITH_NEWS: Phase.OPENING,
+        Signal.CLOSED_NO_NEWS: Phase.ENDING,
+        Signal.LOST: Phase.BACKING_OFF,
+        Signal.ERROR_FRAME: Phase.FAILING,
+    },
+    Phase.BACKING_OFF: {
+        Signal.RETRY: Phase.OPENING,
+        Signal.GIVE_UP: Phase.DONE,
+    },
+    Phase.FAILING: {Signal.ENDED: Phase.DONE},
+    Phase.ENDING: {Signal.ENDED: Phase.DONE},
+    Phase.DONE: {},
+}
+"""Every ``(phase, signal) -> phase`` transition of following a run; any other pair is a bug."""
+
+
+class Follow:
+    """The phase of following one run's stream, changed only through ``on``."""
+
+    __slots__ = ("phase",)
+
+    def __init__(self) -> None:
+        self.phase = Phase.OPENING
+
+    def on(self, signal: Signal) -> Phase:
+        """Move on ``signal`` and return the new phase.
+
+        Raises:
+            IllegalTransition: If ``FOLLOW`` has no such transition from the current phase.
+        """
+        target = FOLLOW[self.phase].get(signal)
+        if target is None:
+            raise IllegalTransition(f"following a run cannot take {signal} while {self.phase}")
+        self.phase = target
+        return target

@@ -1,0 +1,114 @@
+"""The stream format of a v3 run: the server mux's protocol events.
+
+Each frame's data is a protocol event, ``{"type": "event", "method", "params",
+"seq"}``; the ``seq`` tells a repeat from news, so a replay after a reconnect
+drops what was already delivered. ``convert.WireConverter`` turns the events
+back into the parts langgraph's ``StreamMux`` reads.
+
+A message's node is not on the wire. When a message starts in a step whose
+node is not known yet, ``prepare`` reads the thread's state, which names the
+step's tasks (``steps.py``); only the node is at stake, so a failed read
+leaves it unknown, and later messages wait for their update instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+import orjson
+from langgraph.types import Interrupt
+
+from remote_graph._core.actions import Request, Response
+from remote_graph._core.convert import WireConverter
+from remote_graph._core.sse import Frame
+from remote_graph._core.wire import Namespace, Part, Prepare
+from remote_graph.errors import RemoteProtocolError
+
+__all__ = ["STEP_READ_TIMEOUT", "V3Wire"]
+
+# A step's tasks only name a streaming message's node early; the stream waits
+# on that read, so it gets seconds, not the full request budget.
+STEP_READ_TIMEOUT = 2.0
+
+# An accepted event: its method and params.
+Event = tuple[str, dict[str, Any]]
+
+
+class V3Wire:
+    """The protocol events of one v3 run.
+
+    Args:
+        thread_path: ``/threads/{id}`` of the run's thread (for the step reads).
+        assistant_id: The deployed graph (for its node names, read at most once).
+        run_label: Names the run in error messages.
+    """
+
+    def __init__(self, thread_path: str, assistant_id: str, run_label: str = "the run") -> None:
+        self.converter = WireConverter()
+        self.run_label = run_label
+        self._thread_path = thread_path
+        self._assistant_id = assistant_id
+        # The protocol seq of the last event delivered; repeats are dropped.
+        self._last_seq = 0
+        # Cleared when a read of the step's tasks fails: the server is slow or
+        # refuses, and a message's node then waits for its update instead.
+        self._step_reads = True
+
+    @property
+    def interrupts(self) -> list[tuple[Namespace, Interrupt]]:
+        return self.converter.interrupts
+
+    def reconnected(self) -> None:
+        # The seq alone tells repeats apart, on any connection.
+        pass
+
+    def accept(self, frame: Frame) -> tuple[Event, bool] | None:
+        """Events are told apart by their protocol ``seq``; one without a seq is
+        passed on but cannot count as news (a replay would repeat it)."""
+        try:
+            envelope = orjson.loads(frame.data)
+        except orjson.JSONDecodeError:
+            raise RemoteProtocolError(f"{self.run_label} sent an event that is not JSON: {frame.data[:200]!r}") from None
+        if not isinstance(envelope, dict) or envelope.get("type") != "event":
+            return None
+        seq = envelope.get("seq")
+        new = isinstance(seq, int)
+        if isinstance(seq, int):
+            if seq <= self._last_seq:
+                return None
+            self._last_seq = seq
+        params = envelope.get("params")
+        # Parsed JSON: an object is a dict (and ``isinstance(_, dict)`` skips the ABC check).
+        return (str(envelope.get("method")), params if isinstance(params, dict) else {}), new
+
+    def prepare(self, event: Event) -> Prepare | None:
+        if not self._step_reads:
+            return None
+        method, params = event
+        ns = self.converter.wants_step(method, params)
+        return None if ns is None else self._learn_step(ns, params)
+
+    def convert(self, event: Event) -> list[Part]:
+        return self.converter.convert(*event)
+
+    def finish(self, *, interrupted: bool) -> list[Part]:
+        return self.converter.finish(interrupted=interrupted)
+
+    def _learn_step(self, ns: Namespace, params: Mapping[str, Any]) -> Prepare:
+        """A message starts in a step whose node is not known yet: the thread's
+        state names the step's tasks."""
+        query = {"subgraphs": "true" if ns else "false"}
+        reply = yield Request("GET", f"{self._thread_path}/state", params=query, timeout=STEP_READ_TIMEOUT)
+        state = reply.body if isinstance(reply, Response) and reply.status == 200 else None
+        if state is None:
+            self._step_reads = False
+        if state is not None and self.converter.wants_nodes(ns, state):
+            # Rare: only once an update came from a name the state's tasks do not list.
+            path = f"/assistants/{quote(self._assistant_id, safe='')}/graph"
+            reply = yield Request("GET", path, params={"xray": "true"}, timeout=STEP_READ_TIMEOUT)
+            self.converter.learn_nodes(reply.body if isinstance(reply, Response) and reply.status == 200 else None)
+        start = params.get("data")
+        message_id = start.get("id") if isinstance(start, Mapping) else None
+        self.converter.learn_step(ns, state, message_id)
