@@ -27,7 +27,8 @@ from remote_graph._clients import ClientSettings, SdkClients
 from remote_graph._core.actions import Timeouts
 from remote_graph._core.commands import RunOptions, StartPlan, wire_config
 from remote_graph._core.context import context_payload
-from remote_graph._core.nested import NestedRun, OutputSchema
+from remote_graph._core.nested import NestedRun
+from remote_graph._core.schema import GraphSchemas
 from remote_graph._core.run import RunDriver
 from remote_graph._core.thread_ids import ThreadIdMap, default_map_thread_id, server_thread_id, thread_name
 from remote_graph._guard import check_config, guard_methods
@@ -88,7 +89,7 @@ def _node_result(task: ParentTask, run: NestedRun, driver: RunDriver, version: s
         task.consume_resume()
     if driver.status == "cancelled":
         raise RemoteRunError(f"the remote run {driver.run_id} on thread {driver.thread_id} was cancelled before it ended")
-    keys = driver.output_schema.keys if driver.output_schema is not None else None
+    keys = driver.schemas.keys if driver.schemas is not None else None
     output, interrupts = run.result(driver.status, driver.interrupts, keys)
     if interrupts:
         raise GraphInterrupt(interrupts)
@@ -233,7 +234,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
             raise TypeError(f"child_thread_id must be callable, got {type(child_thread_id).__name__}")
         self.child_thread_id = child_thread_id
         self.map_thread_id = map_thread_id
-        self._output_schema = OutputSchema()
+        self._schemas = GraphSchemas()
 
     def copy(self, update: dict[str, Any]) -> RemoteGraph:
         """A copy with ``update`` applied to the constructor arguments (private caches start fresh).
@@ -383,7 +384,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
         plan = StartPlan(
             assistant_id=self.assistant_id, input=input, config=wire, options=options, thread_given=True, parent_resume=task.resume
         )
-        return task, RunDriver(plan, task.thread_id, timeouts=self.timeouts, output_schema=self._output_schema), options
+        return task, RunDriver(plan, task.thread_id, timeouts=self.timeouts, schemas=self._schemas), options
 
     # --- runtime context on upstream's runs ------------------------------------
 

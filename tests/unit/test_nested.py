@@ -11,7 +11,8 @@ from langgraph.pregel.protocol import StreamProtocol
 from langgraph.types import Interrupt
 
 from remote_graph._core.commands import RunOptions, StartPlan
-from remote_graph._core.nested import NestedRun, OutputSchema, ParentResume
+from remote_graph._core.nested import NestedRun, ParentResume
+from remote_graph._core.schema import GraphSchemas
 from remote_graph.nesting import default_child_thread_id, parent_task
 
 ALL = frozenset({"values", "updates", "messages", "tasks", "custom"})
@@ -52,10 +53,10 @@ def test_interrupts_go_back_on_the_values_and_the_node_raises_them() -> None:
 def test_the_node_returns_the_output_schema_keys_like_a_local_invoke() -> None:
     r = run()
     r.feed({"type": "values", "ns": (), "data": {"x": 3, "scratch": "internal"}, "interrupts": ()})
-    schema = OutputSchema()
+    schema = GraphSchemas()
     schema.learn({"output_schema": {"properties": {"x": {"type": "integer"}}}})
     assert schema.known and r.result("completed", [], schema.keys) == ({"x": 3}, ())
-    unknown = OutputSchema()
+    unknown = GraphSchemas()
     unknown.learn(None)
     assert unknown.known and r.result("completed", [], unknown.keys) == ({"x": 3, "scratch": "internal"}, ())
 

@@ -32,7 +32,7 @@ from langgraph.types import Command, Interrupt
 from remote_graph._core.actions import Broken, OpenStream, Receive, Request, Response, Sleep, Timeouts
 from remote_graph._core.commands import RunOptions, StartPlan
 from remote_graph._core.convert import WireConverter
-from remote_graph._core.nested import OutputSchema
+from remote_graph._core.schema import GraphSchemas
 from remote_graph._core.run import RunDriver
 from remote_graph._core.v3_wire import STEP_READ_TIMEOUT
 from remote_graph._core.sse import SSEDecoder
@@ -1380,7 +1380,7 @@ SCHEMAS = {"input_schema": {}, "output_schema": {"properties": {"answer": {"type
 
 
 def test_the_output_schema_is_learned_before_the_start() -> None:
-    schema = OutputSchema()
+    schema = GraphSchemas()
     server = FakeServer(
         completed_run(),
         rest={
@@ -1388,7 +1388,7 @@ def test_the_output_schema_is_learned_before_the_start() -> None:
             ("GET", f"/assistants/{ASSISTANT}/schemas"): Response(200, SCHEMAS),
         },
     )
-    driver, out = run(server, output_schema=schema)
+    driver, out = run(server, schemas=schema)
     assert out.error is None and schema.known and schema.keys == {"answer"}
     search, schemas, start = server.requests[:3]
     assert (search.method, search.path, search.json) == ("POST", "/assistants/search", {"graph_id": "agent", "limit": 1})
@@ -1396,14 +1396,14 @@ def test_the_output_schema_is_learned_before_the_start() -> None:
     assert start.path == f"{THREAD}/runs"
     # Learned once: a second run with the same schema asks nothing more.
     server2 = FakeServer(completed_run())
-    run(server2, output_schema=schema)
+    run(server2, schemas=schema)
     assert [r.path for r in server2.requests] == [f"{THREAD}/runs", RUN]
 
 
 def test_an_assistant_id_needs_no_search() -> None:
-    schema = OutputSchema()
+    schema = GraphSchemas()
     server = FakeServer(completed_run(), rest={("GET", f"/assistants/{ASSISTANT}/schemas"): Response(200, SCHEMAS)})
-    run(server, start=plan({"x": 1}, assistant_id=ASSISTANT), output_schema=schema)
+    run(server, start=plan({"x": 1}, assistant_id=ASSISTANT), schemas=schema)
     assert server.requests[0].path == f"/assistants/{ASSISTANT}/schemas"
     assert schema.keys == {"answer"}
 
@@ -1421,9 +1421,9 @@ def test_an_assistant_id_needs_no_search() -> None:
     ids=["no-assistant", "search-broken", "schemas-refused"],
 )
 def test_an_output_schema_the_server_cannot_give_stays_unknown(rest: dict[tuple[str, str], Answer]) -> None:
-    schema = OutputSchema()
+    schema = GraphSchemas()
     server = FakeServer(completed_run(), rest=rest)
-    driver, out = run(server, output_schema=schema)
+    driver, out = run(server, schemas=schema)
     assert out.error is None and driver.status is RunStatus.COMPLETED
     assert schema.known and schema.keys is None
 

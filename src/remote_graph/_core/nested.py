@@ -67,24 +67,6 @@ class ParentResume:
         return None, False
 
 
-@dataclass
-class OutputSchema:
-    """The deployed graph's output keys, learned once per ``RemoteGraph``.
-
-    A local ``invoke`` returns only the output schema's keys; the wire's
-    ``values`` carry the whole state.
-    """
-
-    keys: frozenset[str] | None = None
-    known: bool = False
-
-    def learn(self, schemas: Any) -> None:
-        schema = schemas.get("output_schema") if isinstance(schemas, Mapping) else None
-        properties = schema.get("properties") if isinstance(schema, Mapping) else None
-        self.keys = frozenset(properties) if isinstance(properties, Mapping) and properties else None
-        self.known = True
-
-
 class NestedRun:
     """Turns one remote run's parts into chunks for the parent task's stream.
 

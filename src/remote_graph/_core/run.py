@@ -48,8 +48,7 @@ from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Re
 from remote_graph._core.commands import StartPlan
 from remote_graph._core.cursor import ResumeCursor
 from remote_graph._core.failure import command_error, failure_from_state
-from remote_graph._core.nested import OutputSchema
-from remote_graph._core.schema import learn_output_schema
+from remote_graph._core.schema import GraphSchemas, learn_schemas
 from remote_graph._core.sse import SSEDecoder
 from remote_graph._core.state import Follow, Phase, RunState, RunStatus, Signal, status_from_server
 from remote_graph._core.v3_wire import V3Wire
@@ -108,8 +107,9 @@ class RunDriver:
         plan: What to send to start the run.
         thread_id: The server thread the run executes on.
         timeouts: Bounds on every wait.
-        output_schema: Learned before the run when given and not yet known
-            (a run inside a parent task returns only the output keys).
+        schemas: The deployed graph's schemas, learned before the run when
+            given and not yet known (to revive state by its schema, and for a
+            run inside a parent task, which returns only the output keys).
         wire: The run's stream format; a v3 run's (``V3Wire``) by default.
         clock: Monotonic seconds; replaced in tests.
     """
@@ -120,14 +120,14 @@ class RunDriver:
         thread_id: str,
         *,
         timeouts: Timeouts,
-        output_schema: OutputSchema | None = None,
+        schemas: GraphSchemas | None = None,
         wire: Wire | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.plan = plan
         self.thread_id = thread_id
         self.timeouts = timeouts
-        self.output_schema = output_schema
+        self.schemas = schemas
         self.run_id: str | None = None
         self.state = RunState()
         self.follow = Follow()
@@ -185,8 +185,8 @@ class RunDriver:
     # --- start -------------------------------------------------------------------
 
     def _run(self) -> Conversation:
-        if self.output_schema is not None and not self.output_schema.known:
-            yield from learn_output_schema(self.plan.assistant_id, self.output_schema)
+        if self.schemas is not None and not self.schemas.known:
+            yield from learn_schemas(self.plan.assistant_id, self.schemas)
         thread_state: Any = None
         if self.plan.needs_state():
             reply = yield Request("GET", f"{self._thread_path}/state")

@@ -1,32 +1,104 @@
-"""Learning a deployed graph's output keys, once per ``RemoteGraph``."""
+"""What the server says about a deployed graph's schemas, learned once per ``RemoteGraph``.
+
+Two things a local graph knows that JSON on the wire does not carry:
+
+* its output keys: a local ``invoke`` returns only the output schema's keys,
+  where the wire's ``values`` carry the whole state;
+* which state keys hold messages: a local run hands out ``BaseMessage``
+  objects, the wire their dicts. The state schema's JSON schema names the
+  message types a key takes (``$ref``s to ``AIMessage``, ``HumanMessage``,
+  ...), so a key that takes messages is revived, a key whose schema names none
+  is left as it is (a user dict that looks like a message stays a dict), and
+  only a key the schema does not describe is revived by the message shape.
+
+When the server cannot say, everything is revived by shape and the whole state
+is returned, as before.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from typing import Any
 from urllib.parse import quote
 from uuid import UUID
 
 from remote_graph._core.actions import Broken, Request, Response
-from remote_graph._core.nested import OutputSchema
+
+__all__ = ["GraphSchemas", "learn_schemas", "names_messages"]
+
+# The message classes langchain's JSON schemas name (chunks included).
+_MESSAGE_DEFS = frozenset(
+    f"{kind}{suffix}"
+    for kind in ("AIMessage", "HumanMessage", "ChatMessage", "SystemMessage", "FunctionMessage", "ToolMessage", "RemoveMessage")
+    for suffix in ("", "Chunk")
+)
 
 
-def learn_output_schema(assistant_id: str, schema: OutputSchema) -> Generator[Request, Response | Broken, None]:
-    """Ask the server for the assistant's schemas and record its output keys.
+def names_messages(schema: Any, defs: Mapping[str, Any], _seen: frozenset[str] = frozenset()) -> bool:
+    """Whether a JSON schema (a state key's) admits a langchain message anywhere inside."""
+    if isinstance(schema, Mapping):
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            name = ref[len("#/$defs/") :]
+            if name in _MESSAGE_DEFS:
+                return True
+            if name in _seen:
+                return False
+            return names_messages(defs.get(name), defs, _seen | {name})
+        return any(names_messages(value, defs, _seen) for key, value in schema.items() if key != "$defs")
+    if isinstance(schema, list):
+        return any(names_messages(item, defs, _seen) for item in schema)
+    return False
+
+
+class GraphSchemas:
+    """The deployed graph's output keys and message-holding state keys.
+
+    Attributes:
+        known: Whether the server was asked (whatever it answered).
+        keys: The output schema's keys, or ``None`` when unknown.
+        message_keys: State keys whose schema admits messages.
+        plain_keys: State keys whose schema admits no message.
+    """
+
+    def __init__(self) -> None:
+        self.known = False
+        self.keys: frozenset[str] | None = None
+        self.message_keys: frozenset[str] = frozenset()
+        self.plain_keys: frozenset[str] = frozenset()
+
+    def learn(self, schemas: Any) -> None:
+        """Record the body of ``GET /assistants/{id}/schemas`` (``None``: the server could not say)."""
+        self.known = True
+        output = schemas.get("output_schema") if isinstance(schemas, Mapping) else None
+        properties = output.get("properties") if isinstance(output, Mapping) else None
+        self.keys = frozenset(properties) if isinstance(properties, Mapping) and properties else None
+        state = schemas.get("state_schema") if isinstance(schemas, Mapping) else None
+        if not isinstance(state, Mapping) or not isinstance(state.get("properties"), Mapping):
+            return
+        state_properties: Mapping[str, Any] = state["properties"]
+        defs = state.get("$defs") if isinstance(state.get("$defs"), Mapping) else {}
+        messages = {key for key, value in state_properties.items() if names_messages(value, defs)}
+        self.message_keys = frozenset(messages)
+        self.plain_keys = frozenset(state_properties) - self.message_keys
+
+
+def learn_schemas(assistant_id: str, schemas: GraphSchemas) -> Generator[Request, Response | Broken, None]:
+    """Ask the server for the assistant's schemas and record them.
 
     The schemas endpoint takes an assistant id; a graph name names its
-    default assistant, found by search. When the server cannot say, the keys
-    stay unknown and the whole state is returned, as before.
+    default assistant, found by search. When the server cannot say, the
+    schemas stay unknown (and are not asked for again).
     """
     if not _is_uuid(assistant_id):
         reply = yield Request("POST", "/assistants/search", json={"graph_id": assistant_id, "limit": 1})
         found = reply.body if isinstance(reply, Response) and reply.status == 200 and isinstance(reply.body, list) else []
         if not found or not isinstance(found[0], dict):
-            schema.learn(None)
+            schemas.learn(None)
             return
         assistant_id = str(found[0].get("assistant_id"))
     reply = yield Request("GET", f"/assistants/{quote(assistant_id, safe='')}/schemas")
-    schema.learn(reply.body if isinstance(reply, Response) and reply.status == 200 else None)
+    schemas.learn(reply.body if isinstance(reply, Response) and reply.status == 200 else None)
 
 
 def _is_uuid(value: str) -> bool:
