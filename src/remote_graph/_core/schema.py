@@ -77,7 +77,8 @@ class GraphSchemas:
         if not isinstance(state, Mapping) or not isinstance(state.get("properties"), Mapping):
             return
         state_properties: Mapping[str, Any] = state["properties"]
-        defs = state.get("$defs") if isinstance(state.get("$defs"), Mapping) else {}
+        raw_defs = state.get("$defs")
+        defs: Mapping[str, Any] = raw_defs if isinstance(raw_defs, Mapping) else {}
         messages = {key for key, value in state_properties.items() if names_messages(value, defs)}
         self.message_keys = frozenset(messages)
         self.plain_keys = frozenset(state_properties) - self.message_keys
