@@ -49,10 +49,10 @@ class _Spec:
     Attributes:
         config_at: Position of ``config`` among the positional arguments after ``self``.
         thread: ``"required"`` for methods that address one thread,
-            ``"optional"`` for those that may, ``None`` for those that leave
-            the thread to code that maps it (``_core.commands.wire_config``,
-            or ``stream`` / ``astream``, which ``invoke`` / ``ainvoke`` call)
-            or that may run inside a local parent, whose thread is not sent.
+            ``"optional"`` for those that may, ``None`` for those that start
+            runs (the run's driver maps the thread, ``_core.commands.wire_config``,
+            and reads it back) or may run inside a local parent, whose thread
+            is not sent.
         also: Other keyword arguments shaped like a config (their thread ids
             are mapped too).
     """
@@ -65,8 +65,8 @@ class _Spec:
 GUARDED: dict[str, _Spec] = {
     "invoke": _Spec(1),
     "ainvoke": _Spec(1),
-    "stream": _Spec(1, "optional"),
-    "astream": _Spec(1, "optional"),
+    "stream": _Spec(1),
+    "astream": _Spec(1),
     "stream_events": _Spec(1),
     "astream_events": _Spec(1),
     "get_state": _Spec(0, "required"),

@@ -27,6 +27,7 @@ from langgraph._internal._constants import (
 from langgraph._internal._scratchpad import PregelScratchpad
 from langgraph.pregel._messages import StreamMessagesHandler, StreamMessagesHandlerV2
 from langgraph.pregel.main import _normalize_stream_transformer_factories as normalize_stream_transformer_factories
+from langgraph.pregel.main import _output as shape_output
 from langgraph.pregel.main import _reject_v3_invariant_kwargs as reject_v3_invariant_kwargs
 from langgraph.pregel.remote import _merge_tracing_headers as merge_tracing_headers
 from langgraph.stream._mux import StreamMux
@@ -57,6 +58,7 @@ __all__ = [
     "normalize_stream_transformer_factories",
     "reject_v3_invariant_kwargs",
     "sdk_orjson_default",
+    "shape_output",
 ]
 
 

@@ -10,7 +10,7 @@ from uuid import UUID, uuid4
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs
 from langgraph.errors import GraphInterrupt
-from langgraph.types import GraphOutput, StateSnapshot
+from langgraph.types import All, Durability, GraphOutput, StateSnapshot, StreamMode
 from langgraph.pregel.remote import RemoteGraph as _UpstreamRemoteGraph
 from langgraph.stream.transformers import (
     CustomTransformer,
@@ -23,10 +23,11 @@ from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
 from langgraph_sdk.schema import ThreadState
 
 from remote_graph._aio import AsyncRunSource
+from remote_graph._classic import ClassicCall
+from remote_graph._invoke import InvokeCollector, collector_kwargs
 from remote_graph._clients import ClientSettings, SdkClients
 from remote_graph._core.actions import Timeouts
 from remote_graph._core.commands import RunOptions, StartPlan, wire_config
-from remote_graph._core.context import context_payload
 from remote_graph._core.nested import NestedRun
 from remote_graph._core.schema import GraphSchemas
 from remote_graph._core.run import RunDriver
@@ -47,9 +48,6 @@ from remote_graph.transformers import RemoteMessagesTransformer, WireChannelsTra
 
 __all__ = ["RemoteGraph"]
 
-
-# Marks a config whose configurable travels in the run's ``checkpoint`` field.
-_CONTEXT_CALL = "__remote_graph_context_call"
 
 _TASK_KEYS = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "run_id", "run_attempt"})
 # What stands for a deployed module's opt-in transformers when the caller names none:
@@ -326,12 +324,19 @@ class RemoteGraph(_UpstreamRemoteGraph):
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Run the remote graph and return its final state.
 
-        Inside a local parent's task this runs as that task's subgraph (see the
-        class docstring); elsewhere it is langgraph's ``RemoteGraph.invoke``.
+        As a local ``invoke``: it streams the run (``stream_mode="values"``,
+        with the updates that carry interrupts) and returns the last state,
+        with ``__interrupt__`` holding the ``Interrupt``s of a paused run
+        (``version="v2"``: a ``GraphOutput``); with another ``stream_mode``,
+        the list of chunks. Inside a local parent's task this runs as that
+        task's subgraph (see the class docstring).
         """
         nested = self._nested(input, config, kwargs)
         if nested is None:
-            return super().invoke(input, config, **kwargs)
+            collect = InvokeCollector(**collector_kwargs(kwargs))
+            for chunk in self.stream(input, config, **collect.stream_kwargs(kwargs)):
+                collect.add(chunk)
+            return collect.result()
         task, driver, options = nested
         run = _nested_run(task)
         source = SyncRunSource(self._validate_sync_client().http.client, driver, self._headers(options), owner=self._clients)
@@ -349,7 +354,10 @@ class RemoteGraph(_UpstreamRemoteGraph):
         """Async variant of ``invoke``. Cancelling it cancels the remote run."""
         nested = self._nested(input, config, kwargs)
         if nested is None:
-            return await super().ainvoke(input, config, **kwargs)
+            collect = InvokeCollector(**collector_kwargs(kwargs))
+            async for chunk in self.astream(input, config, **collect.stream_kwargs(kwargs)):
+                collect.add(chunk)
+            return collect.result()
         task, driver, options = nested
         run = _nested_run(task)
         source = AsyncRunSource(self._validate_client().http.client, driver, self._headers(options), owner=self._clients)
@@ -386,46 +394,116 @@ class RemoteGraph(_UpstreamRemoteGraph):
         )
         return task, RunDriver(plan, task.thread_id, timeouts=self.timeouts, schemas=self._schemas), options
 
-    # --- runtime context on upstream's runs ------------------------------------
+    # --- classic runs -----------------------------------------------------------
 
-    def stream(self, input: Any, config: RunnableConfig | None = None, *, context: Any = None, **kwargs: Any) -> Iterator[Any]:
-        """langgraph's ``RemoteGraph.stream``, with ``context=`` as a local graph takes it.
+    # A compiled graph's signature (langchain's Runnable.stream takes only **kwargs).
+    def stream(  # type: ignore[override]
+        self,
+        input: Any,
+        config: RunnableConfig | None = None,
+        *,
+        context: Any = None,
+        stream_mode: StreamMode | Sequence[StreamMode] | None = None,
+        print_mode: StreamMode | Sequence[StreamMode] = (),
+        interrupt_before: All | Sequence[str] | None = None,
+        interrupt_after: All | Sequence[str] | None = None,
+        durability: Durability | None = None,
+        subgraphs: bool = False,
+        debug: bool | None = None,
+        version: Literal["v1", "v2"] = "v1",
+        **kwargs: Any,
+    ) -> Iterator[Any]:
+        """Stream a run of the remote graph, exactly as a local ``stream()`` streams.
 
-        ``context`` (a mapping, dataclass or pydantic instance) becomes the
-        run's runtime context, coerced on the server to the graph's
-        ``context_schema``; the config's ``configurable`` is sent beside it.
+        The run executes on the server as the same call executes locally (the
+        requested stream modes, no v3 events), on the one data path every run
+        takes: resumed after a lost connection with nothing lost or repeated,
+        ended on the server's verdict, cancelled on the server when the caller
+        stops iterating (``break``, or closing the generator). Chunks are what
+        a local run yields: messages and chunks as objects, ``(chunk,
+        metadata)`` pairs in ``messages`` mode, ``Interrupt``s, namespaces as
+        tuples with ``subgraphs=True``, ``StreamPart`` dicts with
+        ``version="v2"``; ``print_mode`` and ``debug`` print as locally. A run
+        that fails raises the node's exception, rebuilt (``RemoteRunError``).
+
+        Args:
+            input: The graph input, or a ``Command`` (``resume``, ``update``, ``goto``).
+            config: Run config; ``configurable.thread_id`` selects the thread
+                (see ``RemoteGraph``) and ``configurable.checkpoint_id`` forks.
+            context: The run's runtime context (a mapping, dataclass or
+                pydantic instance), coerced on the server to the graph's
+                ``context_schema``.
+            stream_mode: ``values``, ``updates``, ``messages``, ``custom``,
+                ``debug``, ``tasks``, ``checkpoints``, or a list of them;
+                ``updates`` (a compiled ``StateGraph``'s default) when omitted.
+            print_mode: Modes printed to the console as they arrive, as locally.
+            interrupt_before: Nodes to pause before.
+            interrupt_after: Nodes to pause after.
+            durability: ``sync``, ``async`` or ``exit``.
+            subgraphs: Stream subgraphs' chunks too, with their namespace.
+            debug: Print each step's updates and values, as locally.
+            version: ``v1`` (tuples) or ``v2`` (``StreamPart`` dicts).
+            **kwargs: ``metadata``, ``multitask_strategy`` and ``headers`` are
+                honoured; ``control``, ``output_keys``, ``params`` and unknown
+                keywords raise ``NotImplementedError`` naming them.
         """
-        config, kwargs = self._context_call(config, context, kwargs)
-        yield from super().stream(input, config, **kwargs)
+        call = ClassicCall.start(
+            self,
+            input,
+            config,
+            stream_mode=stream_mode,
+            print_mode=print_mode,
+            subgraphs=subgraphs,
+            debug=debug,
+            version=version,
+            kwargs={
+                "context": context,
+                "interrupt_before": interrupt_before,
+                "interrupt_after": interrupt_after,
+                "durability": durability,
+                **kwargs,
+            },
+            method="stream()",
+        )
+        yield from call.iterate(self)
 
-    async def astream(self, input: Any, config: RunnableConfig | None = None, *, context: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
-        """Async variant of ``stream``."""
-        config, kwargs = self._context_call(config, context, kwargs)
-        async for chunk in super().astream(input, config, **kwargs):
+    async def astream(  # type: ignore[override]
+        self,
+        input: Any,
+        config: RunnableConfig | None = None,
+        *,
+        context: Any = None,
+        stream_mode: StreamMode | Sequence[StreamMode] | None = None,
+        print_mode: StreamMode | Sequence[StreamMode] = (),
+        interrupt_before: All | Sequence[str] | None = None,
+        interrupt_after: All | Sequence[str] | None = None,
+        durability: Durability | None = None,
+        subgraphs: bool = False,
+        debug: bool | None = None,
+        version: Literal["v1", "v2"] = "v1",
+        **kwargs: Any,
+    ) -> AsyncIterator[Any]:
+        """Async variant of ``stream``; cancelling it, or closing it early, cancels the run."""
+        call = ClassicCall.start(
+            self,
+            input,
+            config,
+            stream_mode=stream_mode,
+            print_mode=print_mode,
+            subgraphs=subgraphs,
+            debug=debug,
+            version=version,
+            kwargs={
+                "context": context,
+                "interrupt_before": interrupt_before,
+                "interrupt_after": interrupt_after,
+                "durability": durability,
+                **kwargs,
+            },
+            method="astream()",
+        )
+        async for chunk in call.aiterate(self):
             yield chunk
-
-    def _context_call(self, config: RunnableConfig | None, context: Any, kwargs: dict[str, Any]) -> tuple[RunnableConfig | None, dict[str, Any]]:
-        """Upstream's arguments for a run with ``context``: the runs API refuses
-        ``context`` next to a ``configurable``, so the configurable goes in
-        ``checkpoint`` (see ``_core.context``)."""
-        payload = context_payload(context)
-        if payload is None:
-            return config, kwargs
-        configurable = dict(self._sanitize_config(merge_configs(self.config, config)).get("configurable") or {})
-        configurable.pop("thread_id", None)
-        config = {**(config or {}), "configurable": {**((config or {}).get("configurable") or {}), _CONTEXT_CALL: True}}
-        kwargs = {**kwargs, "context": payload}
-        if configurable:
-            kwargs["checkpoint"] = {**(kwargs.get("checkpoint") or {}), **configurable}
-        return config, kwargs
-
-    def _sanitize_config(self, config: RunnableConfig) -> RunnableConfig:
-        sanitized = super()._sanitize_config(config)
-        configurable = sanitized.get("configurable")
-        if configurable and configurable.get(_CONTEXT_CALL):
-            # A run with context: the rest of the configurable is in ``checkpoint``.
-            sanitized["configurable"] = {k: v for k, v in configurable.items() if k == "thread_id"}
-        return sanitized
 
     # --- v3 --------------------------------------------------------------------
 

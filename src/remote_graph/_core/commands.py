@@ -64,8 +64,8 @@ class RunOptions:
     context: dict[str, Any] | None = None
 
     @classmethod
-    def from_kwargs(cls, kwargs: Mapping[str, Any]) -> RunOptions:
-        """Validate ``kwargs``; raise for anything that would be dropped."""
+    def from_kwargs(cls, kwargs: Mapping[str, Any], method: str = "stream_events(version='v3')") -> RunOptions:
+        """Validate ``kwargs``; raise for anything that would be dropped (naming ``method``)."""
         rest = dict(kwargs)
         metadata = rest.pop("metadata", None)
         strategy = rest.pop("multitask_strategy", None)
@@ -78,7 +78,7 @@ class RunOptions:
             if value is None:
                 continue  # an explicit None asks for nothing
             reason = _UNSUPPORTED.get(name, "no remote equivalent exists and it would be silently ignored")
-            raise NotImplementedError(f"RemoteGraph.stream_events(version='v3') cannot honour {name}=: {reason}.")
+            raise NotImplementedError(f"RemoteGraph.{method} cannot honour {name}=: {reason}.")
         if metadata is not None and not isinstance(metadata, Mapping):
             raise TypeError(f"metadata must be a mapping, got {type(metadata).__name__}")
         if strategy is not None and strategy not in MULTITASK_STRATEGIES:
@@ -172,6 +172,10 @@ class StartPlan:
     parent_resume: ParentResume | None = None
     # Whether the request answered an interrupt with the parent's plain resume value.
     used_parent_value: bool = False
+    # A classic run: the server's stream modes (``None``: a v3 run, with the
+    # marker and modes the server's own ``run.start`` sets).
+    stream_mode: tuple[str, ...] | None = None
+    stream_subgraphs: bool = False
 
     @property
     def resumes(self) -> bool:
@@ -222,14 +226,16 @@ class StartPlan:
 
     def _run_body(self, command: Command[Any] | None, run_input: Any) -> dict[str, Any]:
         config = dict(self.config)
-        configurable = {**(config.get("configurable") or {}), _V3_MARKER: True}
+        configurable = dict(config.get("configurable") or {})
+        if self.stream_mode is None:
+            configurable[_V3_MARKER] = True
         config["configurable"] = configurable
         body: dict[str, Any] = {
             "assistant_id": self.assistant_id,
             "input": None if command is not None else run_input,
             "config": config,
-            "stream_mode": list(_V3_STREAM_MODES),
-            "stream_subgraphs": True,
+            "stream_mode": list(_V3_STREAM_MODES if self.stream_mode is None else self.stream_mode),
+            "stream_subgraphs": True if self.stream_mode is None else self.stream_subgraphs,
             "stream_resumable": True,
             "if_not_exists": "create",
         }

@@ -2,15 +2,46 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from typing import Any
 
-from langchain_core.messages import messages_from_dict
+from langchain_core.messages import BaseMessage, messages_from_dict
 
-_MESSAGE_TYPES = frozenset({"human", "ai", "system", "tool", "function", "chat", "remove"})
+__all__ = ["message", "revive", "revive_state"]
+
+_MESSAGE_TYPES = frozenset(
+    {
+        "human",
+        "ai",
+        "system",
+        "tool",
+        "function",
+        "chat",
+        "remove",
+        # A chunk keeps its class name as its type.
+        "AIMessageChunk",
+        "HumanMessageChunk",
+        "SystemMessageChunk",
+        "ToolMessageChunk",
+        "FunctionMessageChunk",
+        "ChatMessageChunk",
+    }
+)
 
 
 def _is_message(value: dict[str, Any]) -> bool:
     return value.get("type") in _MESSAGE_TYPES and "content" in value
+
+
+def message(value: Any) -> BaseMessage | None:
+    """The message a dict serializes (``model_dump()`` form), or ``None`` if it is not one."""
+    if not isinstance(value, dict) or not _is_message(value):
+        return None
+    try:
+        return messages_from_dict([{"type": value["type"], "data": value}])[0]
+    except Exception:
+        # Not a message after all (a user dict that only looks like one).
+        return None
 
 
 def revive(value: Any) -> Any:
@@ -24,11 +55,8 @@ def revive(value: Any) -> Any:
     """
     if isinstance(value, dict):
         if _is_message(value):
-            try:
-                return messages_from_dict([{"type": value["type"], "data": value}])[0]
-            except Exception:
-                # Not a message after all (a user dict that only looks like one).
-                return value
+            revived = message(value)
+            return value if revived is None else revived
         changed = False
         out: dict[Any, Any] = {}
         for key, item in value.items():
@@ -42,3 +70,15 @@ def revive(value: Any) -> Any:
             return items
         return value
     return value
+
+
+def revive_state(values: Any, plain_keys: Collection[str] = ()) -> Any:
+    """Revive a state dict, leaving the keys whose schema admits no message as they are.
+
+    ``plain_keys`` come from the deployed graph's state schema
+    (``schema.GraphSchemas``): a dict there that looks like a message is the
+    user's own data. Every other key is revived (``revive``).
+    """
+    if not plain_keys or not isinstance(values, Mapping):
+        return revive(values)
+    return {key: (item if key in plain_keys else revive(item)) for key, item in values.items()}

@@ -270,7 +270,8 @@ class RunDriver:
                         )
                     )
                 else:
-                    self.wire.reconnected()
+                    for part in self.wire.reconnected():
+                        yield part
                     follow.on(Signal.OPENED if verdict is None else Signal.OPENED_AFTER_VERDICT)
             elif phase is Phase.READING or phase is Phase.CONFIRMING:
                 last = yield from self._read(cursor, retry)

@@ -60,9 +60,9 @@ class V3Wire:
     def interrupts(self) -> list[tuple[Namespace, Interrupt]]:
         return self.converter.interrupts
 
-    def reconnected(self) -> None:
+    def reconnected(self) -> list[Part]:
         # The seq alone tells repeats apart, on any connection.
-        pass
+        return []
 
     def accept(self, frame: Frame) -> tuple[Event, bool] | None:
         """Events are told apart by their protocol ``seq``; one without a seq is

@@ -45,8 +45,10 @@ class Wire(Protocol):
         """Every interrupt the run raised so far, where it was raised, in arrival order."""
         ...
 
-    def reconnected(self) -> None:
-        """A connection (the first, or a new one after a lost one) opened from the cursor."""
+    def reconnected(self) -> list[Part]:
+        """A connection (the first, or a new one after a lost one) opened from the
+        cursor; returns parts the last connection left held that turn out new."""
+        ...
 
     def accept(self, frame: Frame) -> tuple[Any, bool] | None:
         """The event ``frame`` carries and whether it is news, or ``None`` for a

@@ -1,0 +1,165 @@
+"""The classic methods' runs: ``stream`` / ``astream`` (and ``invoke``, which streams).
+
+A classic call starts a classic run on the server, as the same call starts a
+local one: the requested stream modes, no v3 marker, so the deployed graph's
+models return the content a local run's return. The run goes through the one
+data path every run takes (``_core.run.RunDriver``: resumed after a cut, ended
+on the server's verdict, cancelled when abandoned, every wait bounded); its
+frames are read by ``_core.classic_wire.ClassicWire`` and shaped for the caller
+by ``_core.shape.Shaper``, which is langgraph's own ``stream()`` shaping.
+
+``ClassicCall.start`` checks the call's arguments before anything is sent:
+an argument no server path honours raises ``NotImplementedError`` naming it,
+as on the v3 path; an argument local checks raises what local raises.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import quote
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import merge_configs
+
+from remote_graph._aio import AsyncRunSource
+from remote_graph._core.classic import CallView, ChunkReader
+from remote_graph._core.classic_wire import ClassicWire
+from remote_graph._core.commands import RunOptions, StartPlan, wire_config
+from remote_graph._core.run import RunDriver
+from remote_graph._core.shape import CLASSIC_MODES, Shaper, server_modes
+from remote_graph._core.thread_ids import server_thread_id, thread_name
+from remote_graph._sync import SyncRunSource
+
+if TYPE_CHECKING:
+    from remote_graph.graph import RemoteGraph
+
+__all__ = ["ClassicCall"]
+
+# Keyword arguments of a local stream() a remote run cannot honour, with the reason.
+_REFUSED: dict[str, str] = {
+    "control": "RunControl drains an in-process loop; a remote run can only be cancelled (close the stream)",
+    "output_keys": "the server's runs have no output_keys; read the keys you need from the output",
+    "params": "extra query parameters are not sent with a run",
+}
+
+
+def _modes(stream_mode: Any) -> list[str]:
+    modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
+    for mode in modes:
+        if mode not in CLASSIC_MODES:
+            raise ValueError(
+                f"stream_mode {mode!r} is not one of {', '.join(sorted(CLASSIC_MODES))} "
+                "(v3 run streams: stream_events(..., version='v3'))"
+            )
+    return modes
+
+
+@dataclass
+class ClassicCall:
+    """One classic call: the run's driver and how its parts become the caller's output."""
+
+    driver: RunDriver
+    shaper: Shaper
+    headers: dict[str, str] | None
+
+    @classmethod
+    def start(
+        cls,
+        graph: RemoteGraph,
+        input: Any,
+        config: RunnableConfig | None,
+        *,
+        stream_mode: str | Sequence[str] | None,
+        print_mode: str | Sequence[str],
+        subgraphs: bool,
+        debug: bool | None,
+        version: Literal["v1", "v2"],
+        kwargs: Mapping[str, Any],
+        method: str,
+    ) -> ClassicCall:
+        """Check the call's arguments and build its run (nothing is sent yet)."""
+        if version not in ("v1", "v2"):
+            raise ValueError(f"version must be 'v1' or 'v2', got {version!r}")
+        rest = dict(kwargs)
+        for name, reason in _REFUSED.items():
+            if rest.get(name) is not None:
+                raise NotImplementedError(f"RemoteGraph.{method} cannot honour {name}=: {reason}.")
+            rest.pop(name, None)
+        checkpoint_during = rest.pop("checkpoint_during", None)
+        if checkpoint_during is not None:
+            # As locally: deprecated, and the same as the durability it names.
+            warnings.warn(
+                "`checkpoint_during` is deprecated and will be removed. Please use `durability` instead.",
+                DeprecationWarning,
+                stacklevel=4,
+            )
+            if rest.get("durability") is not None:
+                raise ValueError(
+                    "Cannot use both `checkpoint_during` and `durability` parameters. Please use `durability` instead."
+                )
+            rest["durability"] = "async" if checkpoint_during else "exit"
+        modes = _modes(stream_mode if stream_mode is not None else "updates")
+        if debug:
+            # As locally: debug prints every step's updates and values.
+            print_mode = ["updates", "values"]
+        prints = _modes(print_mode) if print_mode else []
+        options = RunOptions.from_kwargs(rest, method)
+        wanted = [*modes, *(m for m in prints if m not in modes)]
+        # One mode is shaped as one mode, a list of modes (even of one) as a list, as locally.
+        one = stream_mode is None or isinstance(stream_mode, str)
+        shaper = Shaper(modes[0] if one else modes, print_mode, subgraphs=subgraphs, version=version)
+        driver = cls._driver(graph, input, config, options, server_modes(wanted), subgraphs)
+        return cls(driver, shaper, graph._headers(options))
+
+    @staticmethod
+    def _driver(
+        graph: RemoteGraph,
+        input: Any,
+        config: RunnableConfig | None,
+        options: RunOptions,
+        modes: tuple[str, ...],
+        subgraphs: bool,
+    ) -> RunDriver:
+        merged = merge_configs(graph.config, config)
+        thread_id, wire, thread_given = wire_config(merged, lambda value: server_thread_id(value, graph.map_thread_id))
+        plan = StartPlan(
+            assistant_id=graph.assistant_id,
+            input=input,
+            config=wire,
+            options=options,
+            thread_given=thread_given,
+            stream_mode=modes,
+            stream_subgraphs=subgraphs,
+        )
+        own = {*((merged.get("metadata") or {}).keys()), *((merged.get("configurable") or {}).keys())}
+        own.discard("thread_id")
+        view = CallView(
+            server_thread=thread_id,
+            thread_name=thread_name(merged["configurable"]["thread_id"]) if thread_given else None,
+            own_keys=frozenset(own),
+        )
+        thread_path = f"/threads/{quote(thread_id, safe='')}"
+        wire_format = ClassicWire(ChunkReader(view, graph._schemas), thread_path)
+        return RunDriver(plan, thread_id, timeouts=graph.timeouts, schemas=graph._schemas, wire=wire_format)
+
+    def iterate(self, graph: RemoteGraph) -> Iterator[Any]:
+        """The call's output, pulled on the caller's thread; closing it cancels the run."""
+        source = SyncRunSource(graph._validate_sync_client().http.client, self.driver, self.headers, owner=graph._clients)
+        try:
+            for part in source:
+                yield from self.shaper.shape(part)
+        finally:
+            source.close()
+
+    async def aiterate(self, graph: RemoteGraph) -> AsyncIterator[Any]:
+        """Async variant of ``iterate``."""
+        source = AsyncRunSource(graph._validate_client().http.client, self.driver, self.headers, owner=graph._clients)
+        try:
+            async for part in source:
+                for out in self.shaper.shape(part):
+                    yield out
+        finally:
+            await source.aclose()

@@ -1,0 +1,267 @@
+"""A classic run's ``stream_mode`` chunks, as a local ``stream()`` yields them.
+
+The server runs a classic run with ``graph.astream(stream_mode=[...])`` and
+sends each chunk as one frame named after its mode (``values``,
+``updates|<ns>``, ...). The chunks are JSON; a local graph's are objects. Per
+mode, ``ChunkReader.read`` rebuilds what a local run yields:
+
+* ``values`` / ``updates``: messages revived (by the state schema where the
+  server gives one, ``schema.GraphSchemas``), ``__interrupt__`` as a tuple of
+  ``Interrupt``s;
+* ``messages`` (``messages-tuple`` on the wire): an ``(AIMessageChunk, metadata)``
+  pair (or a whole message a node returned);
+* ``tasks``, ``checkpoints``, ``debug``: their payloads, with the tuples JSON
+  turned into lists back, messages revived, and a task's error rebuilt;
+* ``custom``: as it is.
+
+The server also tells more than a local run does: its metadata and configs
+carry keys of its own (the assistant, the run, the plan, auth) and its thread's
+UUID. ``CallView`` reads them back in the caller's terms: server keys the
+caller did not set are dropped, and the thread is the one the caller named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.types import Interrupt
+
+from remote_graph._core.revive import message, revive, revive_state
+from remote_graph._core.schema import GraphSchemas
+from remote_graph.errors import exception_from_repr, remote_exception
+
+__all__ = ["CallView", "ChunkReader", "SERVER_METADATA", "interrupts_of"]
+
+Namespace = tuple[str, ...]
+
+SERVER_METADATA = frozenset(
+    {
+        "assistant_id",
+        "created_by",
+        "graph_id",
+        "langgraph_api_url",
+        "langgraph_api_version",
+        "langgraph_auth_permissions",
+        "langgraph_auth_user",
+        "langgraph_auth_user_id",
+        "langgraph_host",
+        "langgraph_plan",
+        "langgraph_request_id",
+        "langgraph_version",
+        "run_attempt",
+        "run_id",
+        "user_id",
+    }
+)
+"""Keys the server puts into every run's metadata and configurable that a local run has not."""
+
+# Metadata a local run keeps as tuples (JSON made them lists).
+_TUPLE_METADATA = ("langgraph_triggers", "langgraph_path")
+# The server's message of an exception it will not show (its own serializer's placeholder).
+HIDDEN_MESSAGE = "An internal error occurred"
+
+
+def _tuples(value: Any) -> Any:
+    return tuple(_tuples(item) for item in value) if isinstance(value, list) else value
+
+
+def interrupts_of(raw: Any) -> tuple[Interrupt, ...]:
+    """``Interrupt``s from their JSON (``{"value", "id", ...}`` each)."""
+    if not isinstance(raw, list):
+        return ()
+    return tuple(
+        Interrupt(value=revive(item.get("value")), id=str(item.get("id", "")))
+        for item in raw
+        if isinstance(item, Mapping)
+    )
+
+
+@dataclass(frozen=True)
+class CallView:
+    """The caller's side of a run, to read the server's answers back in its terms.
+
+    Attributes:
+        server_thread: The UUID of the server thread the run executes on.
+        thread_name: The thread id as the caller named it, or ``None`` when it
+            named none (a local run then has no thread id in its metadata).
+        own_keys: The metadata and configurable keys the caller set itself:
+            kept even when the server also uses the name.
+    """
+
+    server_thread: str
+    thread_name: str | None
+    own_keys: frozenset[str] = frozenset()
+
+    def metadata(self, metadata: Any) -> Any:
+        """Run or task metadata as a local run has it."""
+        if not isinstance(metadata, Mapping):
+            return metadata
+        out: dict[str, Any] = {}
+        for key, value in metadata.items():
+            if key in SERVER_METADATA and key not in self.own_keys:
+                continue
+            if key == "thread_id" and key not in self.own_keys:
+                if self.thread_name is None:
+                    continue
+                value = self.thread_name if value == self.server_thread else value
+            elif key in _TUPLE_METADATA:
+                value = _tuples(value)
+            out[key] = value
+        return out
+
+    def config(self, config: Any) -> Any:
+        """A checkpoint's config as a local one: its own configurable keys, the caller's thread."""
+        if not isinstance(config, Mapping):
+            return config
+        configurable = config.get("configurable")
+        if not isinstance(configurable, Mapping):
+            return dict(config)
+        out: dict[str, Any] = {}
+        for key, value in configurable.items():
+            if key.startswith("__") or (key in SERVER_METADATA and key not in self.own_keys):
+                continue
+            if key == "thread_id" and value == self.server_thread and self.thread_name is not None:
+                value = self.thread_name
+            out[key] = value
+        return {**config, "configurable": out}
+
+
+class ChunkReader:
+    """Rebuilds one classic run's chunks; see the module docstring.
+
+    Args:
+        view: The caller's side of the run.
+        schemas: The deployed graph's schemas, when known (they tell which
+            root state keys hold messages).
+    """
+
+    def __init__(self, view: CallView, schemas: GraphSchemas | None = None) -> None:
+        self.view = view
+        self._plain = schemas.plain_keys if schemas is not None else frozenset()
+
+    def state(self, ns: Namespace, values: Any) -> Any:
+        """State values at ``ns`` (the schema only describes the root graph's)."""
+        values = revive_state(values, self._plain if not ns else ())
+        if isinstance(values, dict) and "__interrupt__" in values:
+            values = {**values, "__interrupt__": interrupts_of(values["__interrupt__"])}
+        return values
+
+    def read(self, mode: str, ns: Namespace, payload: Any) -> Any:
+        """The payload a local run yields for one chunk of ``mode`` at ``ns``."""
+        if mode == "values":
+            return self.state(ns, payload)
+        if mode == "updates":
+            return self._update(ns, payload)
+        if mode == "messages":
+            return self._message(payload)
+        if mode == "tasks":
+            return self.task(ns, payload)
+        if mode == "checkpoints":
+            return self.checkpoint(ns, payload)
+        if mode == "debug":
+            return self._debug(ns, payload)
+        return payload
+
+    def _update(self, ns: Namespace, update: Any) -> Any:
+        if not isinstance(update, dict):
+            return revive(update)
+        out: dict[str, Any] = {}
+        for node, value in update.items():
+            if node == "__interrupt__":
+                out[node] = interrupts_of(value)
+            elif isinstance(value, list):
+                # A node that ran more than once in the step (several Sends): one write each.
+                out[node] = [self.state(ns, item) for item in value]
+            else:
+                out[node] = self.state(ns, value)
+        return out
+
+    def _message(self, payload: Any) -> Any:
+        if not isinstance(payload, list) or len(payload) != 2:
+            return payload
+        chunk, metadata = payload
+        revived = message(chunk)
+        return (revived if revived is not None else chunk, self.view.metadata(metadata))
+
+    def task(self, ns: Namespace, payload: Any) -> Any:
+        """A task's start (``input``, ``triggers``) or result (``result``, ``error``, ``interrupts``)."""
+        if not isinstance(payload, dict):
+            return payload
+        out = dict(payload)
+        if "input" in out:
+            out["input"] = self.state(ns, out["input"])
+        if "triggers" in out:
+            out["triggers"] = _tuples(out["triggers"])
+        if "metadata" in out:
+            out["metadata"] = self.view.metadata(out["metadata"])
+            if not out["metadata"]:
+                del out["metadata"]
+        if "result" in out:
+            out["result"] = self._result(ns, out["result"])
+        if out.get("error") is not None:
+            out["error"] = task_error(out["error"])
+        return out
+
+    def _result(self, ns: Namespace, result: Any) -> Any:
+        # A task's writes by channel, each channel's value as the state holds it.
+        return self.state(ns, result)
+
+    def checkpoint(self, ns: Namespace, payload: Any) -> Any:
+        """A checkpoint as a local ``checkpoints`` / debug ``checkpoint`` payload has it."""
+        if not isinstance(payload, dict):
+            return payload
+        out = dict(payload)
+        for key in ("config", "parent_config"):
+            if out.get(key) is not None:
+                out[key] = self.view.config(out[key])
+        if "values" in out:
+            out["values"] = self.state(ns, out["values"])
+        if isinstance(out.get("metadata"), Mapping):
+            out["metadata"] = self.view.metadata(out["metadata"])
+        tasks = out.get("tasks")
+        if isinstance(tasks, list):
+            out["tasks"] = [self._checkpoint_task(ns, task) for task in tasks]
+        return out
+
+    def _checkpoint_task(self, ns: Namespace, task: Any) -> Any:
+        if not isinstance(task, dict):
+            return task
+        out = dict(task)
+        if "interrupts" in out:
+            out["interrupts"] = _tuples(out["interrupts"])
+        if "result" in out:
+            out["result"] = self._result(ns, out["result"])
+        if out.get("error") is not None:
+            out["error"] = task_error(out["error"])
+        if isinstance(out.get("state"), Mapping):
+            out["state"] = self.view.config(out["state"])
+        return out
+
+    def _debug(self, ns: Namespace, payload: Any) -> Any:
+        if not isinstance(payload, dict):
+            return payload
+        kind = payload.get("type")
+        inner = payload.get("payload")
+        if kind == "checkpoint":
+            inner = self.checkpoint(ns, inner)
+        elif kind in ("task", "task_result"):
+            inner = self.task(ns, inner)
+        return {**payload, "payload": inner}
+
+
+def task_error(error: Any) -> Any:
+    """A failed task's error as the exception a local run records.
+
+    The stream carries ``{"error": type name, "message": ...}``; the thread's
+    state the exception's repr. Either becomes a ``RemoteRunError`` named
+    after the remote type (the message of an exception the server will not
+    show is its placeholder; the run's own error is read from the state).
+    """
+    if isinstance(error, Mapping):
+        name = error.get("error")
+        return remote_exception(name if isinstance(name, str) else None, str(error.get("message", "")))
+    if isinstance(error, str):
+        return exception_from_repr(error) or remote_exception(None, error)
+    return error
