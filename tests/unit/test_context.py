@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from langchain_core.runnables.config import merge_configs
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
@@ -64,15 +63,24 @@ def test_a_v3_run_sends_its_context_and_marker_where_the_server_keeps_both() -> 
     assert "configurable" not in body["config"]
 
 
-def test_upstream_methods_send_the_configurable_in_checkpoint_with_a_context() -> None:
-    graph = RemoteGraph("g", url="http://127.0.0.1:9", config={"configurable": {"tier": "gold"}})
-    config, kwargs = graph._context_call({"configurable": {"thread_id": "t", "user": "bob"}}, {"user": "ada"}, {"headers": {"h": "1"}})
-    assert kwargs == {"headers": {"h": "1"}, "context": {"user": "ada"}, "checkpoint": {"tier": "gold", "user": "bob"}}
-    sanitized = graph._sanitize_config(merge_configs(graph.config, config))
-    assert sanitized["configurable"] == {"thread_id": "t"}
-    # No context: upstream's call, untouched.
-    assert graph._context_call({"configurable": {"user": "bob"}}, None, {}) == ({"configurable": {"user": "bob"}}, {})
-    assert graph._sanitize_config({"configurable": {"user": "bob"}})["configurable"] == {"user": "bob"}
+def test_a_classic_run_sends_its_context_and_configurable_without_the_v3_marker() -> None:
+    options = RunOptions.from_kwargs({"context": {"user": "ada"}, "headers": {"h": "1"}})
+    plan = StartPlan(
+        assistant_id="g",
+        input={"x": 1},
+        config={"configurable": {"tier": "gold", "user": "bob"}},
+        options=options,
+        stream_mode=("values", "updates"),
+    )
+    body = plan.request("/threads/t", None).json
+    assert body["context"] == {"user": "ada"}
+    assert body["checkpoint"] == {"tier": "gold", "user": "bob"}
+    assert "configurable" not in body["config"]
+    assert body["stream_mode"] == ["values", "updates"] and body["stream_subgraphs"] is False
+    # No context: the configurable still travels in checkpoint, and no context is made up.
+    plain = StartPlan(assistant_id="g", input={}, config={"configurable": {"user": "bob"}}, options=RunOptions(), stream_mode=("values",))
+    body = plain.request("/threads/t", None).json
+    assert "context" not in body and body["checkpoint"] == {"user": "bob"}
 
 
 class _Connection:
