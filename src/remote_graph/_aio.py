@@ -90,7 +90,7 @@ class AsyncRunSource(AsyncIterator[Part]):
             r = await self._http.request(**request_args(action, self._driver.timeouts, self._headers))
         except httpx.HTTPError as exc:
             return broken(exc)
-        return Response(r.status_code, decode(r.content), r.headers.get("content-type", ""))
+        return Response(r.status_code, decode(r.content), r.headers.get("content-type", ""), r.headers.get("location"))
 
     async def _open(self, action: OpenStream) -> Response | Broken:
         await self._close_stream()

@@ -62,11 +62,15 @@ def request_args(action: Request, timeouts: Timeouts, headers: dict[str, str]) -
 
 def stream_request(http: httpx.Client | httpx.AsyncClient, action: OpenStream, timeouts: Timeouts, headers: dict[str, str]) -> httpx.Request:
     """The SSE request for ``action``; reads may be silent for ``timeouts.read``."""
+    extra = {"last-event-id": action.last_event_id} if action.last_event_id is not None else {}
+    if action.json is not None:
+        extra["content-type"] = "application/json"
     return http.build_request(
-        "GET",
+        action.method,
         action.path,
         params=action.params or None,
-        headers={**_SSE_HEADERS, **headers, "last-event-id": action.last_event_id},
+        content=encode(action.json) if action.json is not None else None,
+        headers={**_SSE_HEADERS, **headers, **extra},
         timeout=httpx.Timeout(timeouts.request, read=timeouts.read),
     )
 
@@ -80,6 +84,7 @@ def stream_response(response: httpx.Response, head: bytes) -> Response:
     """The core's view of an opened stream: its status, its content type, and
     (when it is not an event stream) the start of what it said instead."""
     content_type = response.headers.get("content-type", "")
+    location = response.headers.get("location")
     if is_event_stream(response):
-        return Response(200, None, content_type)
-    return Response(response.status_code, decode(head[:_PEEK]), content_type)
+        return Response(200, None, content_type, location)
+    return Response(response.status_code, decode(head[:_PEEK]), content_type, location)

@@ -89,7 +89,7 @@ class SyncRunSource(Iterator[Part]):
             r = self._http.request(**request_args(action, self._driver.timeouts, self._headers))
         except httpx.HTTPError as exc:
             return broken(exc)
-        return Response(r.status_code, decode(r.content), r.headers.get("content-type", ""))
+        return Response(r.status_code, decode(r.content), r.headers.get("content-type", ""), r.headers.get("location"))
 
     def _open(self, action: OpenStream) -> Response | Broken:
         self._close_stream()

@@ -50,6 +50,7 @@ TID, RID = "T", "R"
 THREAD = f"/threads/{TID}"
 RUN = f"{THREAD}/runs/{RID}"
 STREAM = f"{RUN}/stream"
+START_PATH = f"{THREAD}/runs/stream"
 SSE = "text/event-stream; charset=utf-8"
 
 # --- the wire ----------------------------------------------------------------------
@@ -200,6 +201,8 @@ class Conn:
         twice: The first frame produced while the connection switches from
             its replay to live is sent twice, at the end of the replay and as
             the first live frame, as the server may do.
+        rewind: The connection subscribed this many frames before its replay's
+            end: its live part begins with them again.
         ahead: How many frames the run produces after this connection ends,
             before the next action (``EVERYTHING``: the run finishes).
         chunks: Chunk sizes to serve the body in, cycled.
@@ -211,6 +214,7 @@ class Conn:
     close: int | Cut | None = None
     live: int | None = None
     twice: bool = False
+    rewind: int = 0
     ahead: int = 0
     chunks: Sequence[int] = (4096,)
     fail_with: Broken = field(default_factory=lambda: Broken(httpx.RemoteProtocolError("incomplete chunked read")))
@@ -252,9 +256,7 @@ class FakeServer:
         self.frames = list(frames)
         self.connections = list(connections)
         self.then = then or Conn()
-        self.rest: dict[tuple[str, str], list[Answer]] = {
-            ("POST", f"{THREAD}/runs"): [Response(200, {"run_id": RID, "thread_id": TID, "status": "pending"})],
-        }
+        self.rest: dict[tuple[str, str], list[Answer]] = {}
         for key, value in (rest or {}).items():
             self.rest[key] = list(value) if isinstance(value, list) else [value]
         self.clock = clock
@@ -321,6 +323,13 @@ class FakeServer:
             if not answers:
                 return Response(404, {"detail": "Not Found"})
             return answers.pop(0) if len(answers) > 1 else answers[0]
+        if isinstance(action, OpenStream) and action.method == "POST":
+            # The run's start: created with its stream, unless the test scripts an answer.
+            self.requests.append(action)  # type: ignore[arg-type]
+            answers = self.rest.get((action.method, action.path))
+            if answers:
+                return answers.pop(0) if len(answers) > 1 else answers[0]
+            return self._open(action)
         if isinstance(action, OpenStream):
             return self._open(action)
         if isinstance(action, Receive):
@@ -328,7 +337,8 @@ class FakeServer:
         raise AssertionError(f"unexpected action {action!r}")
 
     def _open(self, action: OpenStream) -> Any:
-        assert action.path == STREAM
+        starting = action.method == "POST"
+        assert action.path == (START_PATH if starting else STREAM)
         self.opened.append(action)
         if self.clock is not None:
             self.clock.now += self.connect_time
@@ -339,13 +349,18 @@ class FakeServer:
             self._produce(conn.ahead)
             return conn.answer
         self.touched_before = self.touched
-        indices = self.replay(action.last_event_id)
+        # The start's stream subscribes before the run exists: nothing to replay.
+        indices = [] if starting else self.replay(action.last_event_id or "-1")
+        if starting:
+            self.produced = 0
         stop = len(self.frames) if conn.live is None else min(len(self.frames), self.produced + conn.live)
         live = list(range(self.produced, stop))
         if conn.twice and live:
             # Stored while the connection switched to live: in the replay, and live too.
             indices.append(live[0])
             self.produced = live[0] + 1
+        if conn.rewind:
+            live = indices[len(indices) - min(conn.rewind, len(indices)) :] + live
         indices += live
         served = [self.frames[i] for i in indices]
         self.served.append(indices)
@@ -360,7 +375,7 @@ class FakeServer:
         if cut is not None and cut < self._end:
             self._end, self._end_with = cut, conn.fail_with
         self._chunk_index = 0
-        return Response(200, None, SSE)
+        return Response(200, None, SSE, location=f"{RUN}/stream" if starting else None)
 
     def _produce(self, count: int) -> None:
         self.produced = min(len(self.frames), self.produced + count)
@@ -390,7 +405,7 @@ class FakeServer:
         """Every action but reads, compactly: ("POST", path), ("open", Last-Event-ID), ("sleep", s)."""
         out: list[tuple[str, Any]] = []
         for action in self.actions:
-            if isinstance(action, Request):
+            if isinstance(action, Request) or (isinstance(action, OpenStream) and action.method == "POST"):
                 out.append((action.method, action.path))
             elif isinstance(action, OpenStream):
                 out.append(("open", action.last_event_id))
@@ -467,7 +482,7 @@ def kinds(parts: Sequence[dict[str, Any]]) -> list[tuple[str, tuple[str, ...]]]:
     return [(p["type"], p["ns"]) for p in parts]
 
 
-START = ("POST", f"{THREAD}/runs")
+START = ("POST", START_PATH)
 VERDICT = ("GET", RUN)
 CANCEL = Request("POST", f"{RUN}/cancel", params={"wait": "false", "action": "interrupt"})
 
@@ -500,7 +515,7 @@ def test_a_completed_run() -> None:
     # Start, follow from the beginning to the close, ask the server how the run
     # ended, then (it is over) reopen from the id before the newest to confirm:
     # the replay brings nothing new. A clean close of a finished run costs no sleep.
-    assert server.trail() == [START, ("open", "-1"), VERDICT, ("open", frames[-2].id)]
+    assert server.trail() == [START, VERDICT, ("open", frames[-2].id)]
     assert not server.slept
     assert frames[-2].id != frames[-1].id
     assert server.served[1] == [len(frames) - 1]  # the confirming replay: the newest millisecond again
@@ -512,7 +527,7 @@ def test_a_run_that_finished_before_the_stream_was_opened() -> None:
     driver, out = run(server)
     assert out.error is None and driver.status is RunStatus.COMPLETED
     assert out.parts == reference_parts(frames)
-    assert server.trail() == [START, ("open", "-1"), VERDICT, ("open", frames[-2].id)]
+    assert server.trail() == [START, VERDICT, ("open", frames[-2].id)]
 
 
 def test_a_paused_run_ends_interrupted_with_its_interrupts() -> None:
@@ -524,7 +539,7 @@ def test_a_paused_run_ends_interrupted_with_its_interrupts() -> None:
     assert driver.interrupts == [Interrupt(value={"question": "approve?"}, id="b8fe")]
     assert out.parts[1]["data"] == {"__interrupt__": (Interrupt(value={"question": "approve?"}, id="b8fe"),)}
     assert out.parts[2]["interrupts"] == (Interrupt(value={"question": "approve?"}, id="b8fe"),)
-    assert server.trail() == [START, ("open", "-1"), VERDICT, ("open", frames[0].id)]
+    assert server.trail() == [START, VERDICT, ("open", frames[0].id)]
 
 
 def test_a_run_paused_in_a_subgraph_closes_the_subgraph_at_the_end() -> None:
@@ -553,7 +568,7 @@ def test_a_failed_run_raises_the_exception_the_node_raised() -> None:
     assert driver.status is RunStatus.FAILED and driver.state.error is error
     assert kinds(out.parts) == [("values", ())]
     # The error event is the end: no confirming connection.
-    assert server.trail() == [START, ("open", "-1"), VERDICT, ("GET", f"{THREAD}/state")]
+    assert server.trail() == [START, VERDICT, ("GET", f"{THREAD}/state")]
 
 
 def test_a_failed_run_whose_state_is_unreadable_raises_what_the_error_event_said() -> None:
@@ -578,7 +593,7 @@ def test_a_run_that_failed_without_an_error_event_reads_its_error_from_the_state
     assert type(out.error).__name__ == "Boom" and str(out.error) == "kaboom from node"
     assert driver.status is RunStatus.FAILED
     # The record says error; the confirming connection brings nothing new, then the state is read.
-    assert server.trail() == [START, ("open", "-1"), VERDICT, ("open", "-1"), ("GET", f"{THREAD}/state")]
+    assert server.trail() == [START, VERDICT, ("open", "-1"), ("GET", f"{THREAD}/state")]
 
 
 def test_a_deleted_run_was_cancelled() -> None:
@@ -607,7 +622,7 @@ def test_a_run_whose_record_is_gone_when_the_stream_ends_was_cancelled() -> None
     driver, out = run(server)
     assert out.error is None and driver.status is RunStatus.CANCELLED
     # A deleted run is over too: confirmed by one more connection, no sleep.
-    assert server.trail() == [START, ("open", "-1"), VERDICT, ("open", frames[0].id)]
+    assert server.trail() == [START, VERDICT, ("open", frames[0].id)]
     assert out.parts == reference_parts(frames)
 
 
@@ -622,7 +637,7 @@ def test_a_run_stopped_by_its_timeout_fails_with_a_timeout_error(with_error_even
 
 
 def test_a_refused_start_raises_the_servers_reason() -> None:
-    server = FakeServer(rest={("POST", f"{THREAD}/runs"): Response(422, {"detail": "Invalid assistant: 'agent'"})})
+    server = FakeServer(rest={("POST", START_PATH): Response(422, {"detail": "Invalid assistant: 'agent'"})})
     driver, out = run(server)
     error = out.error
     assert isinstance(error, RemoteCommandError)
@@ -640,7 +655,7 @@ def test_a_refused_start_raises_the_servers_reason() -> None:
     ],
 )
 def test_a_start_that_cannot_reach_the_server(broken: Broken, error_type: type[Exception]) -> None:
-    server = FakeServer(rest={("POST", f"{THREAD}/runs"): broken})
+    server = FakeServer(rest={("POST", START_PATH): broken})
     driver, out = run(server)
     assert type(out.error) is error_type and "starting the run" in str(out.error)
     assert driver.status is RunStatus.FAILED and driver.state.error is out.error
@@ -677,7 +692,7 @@ def test_a_run_whose_last_events_carry_no_seq_still_ends() -> None:
     assert out.error is None and driver.status is RunStatus.COMPLETED
     # The confirming replay repeats the seq-less events (nothing tells them
     # apart), but they are no news: that connection ends the run.
-    assert server.trail() == [START, ("open", "-1"), VERDICT, ("open", w.frames[0].id)]
+    assert server.trail() == [START, VERDICT, ("open", w.frames[0].id)]
     assert not server.slept
     assert [p["data"] for p in out.parts[:3]] == [{"x": 1}, {"n": {"i": 1}}, {"x": 2}]
 
@@ -736,7 +751,7 @@ def test_a_frame_sent_twice_on_a_confirming_connection_is_delivered_once() -> No
     assert server.served[1].count(4) == 2
     # The record said running at the first close (the connection brought news:
     # reopened at once), success at the second; then one confirming connection.
-    assert server.trail() == [START, ("open", "-1"), VERDICT, ("open", frames[0].id), VERDICT, ("open", frames[-2].id)]
+    assert server.trail() == [START, VERDICT, ("open", frames[0].id), VERDICT, ("open", frames[-2].id)]
     assert not server.slept
 
 
@@ -763,7 +778,7 @@ def test_a_cut_at_every_byte_offset_delivers_every_part_once(
         assert driver.status is status
         # The break, one backoff, the rest, then the verdict and the confirming connection.
         trail = server.trail()
-        assert [kind for kind, _ in trail] == ["POST", "open", "sleep", "open", "GET", "open"], f"cut at byte {offset}"
+        assert [kind for kind, _ in trail] == ["POST", "sleep", "open", "GET", "open"], f"cut at byte {offset}"
         assert trail[-1] == ("open", before_newest(frames)), f"cut at byte {offset}"
         assert server.slept == [0.05]
 
@@ -798,9 +813,9 @@ def test_a_clean_close_at_every_byte_offset_delivers_every_part_once(
         delivered = news_in(body[:offset])
         over = ahead == EVERYTHING or offset > last_frame_start
         if over:
-            shape = ["POST", "open", "GET", "open"] + (["open"] if delivered < events else [])
+            shape = ["POST", "GET", "open"] + (["open"] if delivered < events else [])
         else:
-            shape = ["POST", "open", "GET"] + ([] if delivered else ["sleep"]) + ["open", "GET", "open"]
+            shape = ["POST", "GET"] + ([] if delivered else ["sleep"]) + ["open", "GET", "open"]
         trail = server.trail()
         assert [kind for kind, _ in trail] == shape, f"close at byte {offset}"
         assert server.slept == ([] if over or delivered else [0.05]), f"close at byte {offset}"
@@ -871,7 +886,8 @@ def test_repeated_faults_at_random_offsets_deliver_every_part_once_in_order(seed
     assert max(server.served[-1]) <= server.touched_before, "the last connection brought news"
     # Every reconnect resumes at or after where the previous one did.
     ids = [o.last_event_id for o in server.opened]
-    assert ids == sorted(ids)
+    assert ids[0] is None  # the start's own stream
+    assert ids[1:] == sorted(str(i) for i in ids[1:])
 
 
 def test_a_cut_between_cr_and_lf_at_a_frame_end() -> None:
@@ -906,7 +922,7 @@ def test_unique_ids_resume_too() -> None:
     server = FakeServer(frames, [Conn(cut=through(frames, 5) + 3), Conn(cut=50)])
     driver, out = run(server)
     assert out.parts == reference_parts(frames) and driver.status is RunStatus.COMPLETED
-    assert [o.last_event_id for o in server.opened] == ["-1", frames[3].id, frames[3].id, frames[-2].id]
+    assert [o.last_event_id for o in server.opened] == [None, frames[3].id, frames[3].id, frames[-2].id]
     assert server.served[1][0] == 4 and server.served[3] == [len(frames) - 1]  # one replayed frame each
 
 
@@ -923,7 +939,6 @@ def test_a_clean_early_close_while_the_run_goes_on_reconnects() -> None:
     assert out.parts == reference_parts(frames)
     assert server.trail() == [
         START,
-        ("open", "-1"),
         VERDICT,
         ("open", frames[0].id),
         VERDICT,
@@ -946,7 +961,7 @@ def test_a_clean_close_mid_stream_of_a_finished_run_does_not_lose_the_tail() -> 
     # The record says success at the close, so the stream is reopened: that
     # connection brings the tail, so it is confirmed again without asking the
     # record again; no sleep.
-    assert server.trail() == [START, ("open", "-1"), VERDICT, ("open", frames[0].id), ("open", frames[-2].id)]
+    assert server.trail() == [START, VERDICT, ("open", frames[0].id), ("open", frames[-2].id)]
     assert not server.slept
 
 
@@ -962,7 +977,8 @@ def test_connections_closed_with_news_while_the_run_goes_on_are_reopened_at_once
     bringing = (len(frames) + 1) // 2
     assert not server.slept and len(server.opened) == bringing + 1
     assert server.told == ["running"] * (bringing - 1) + ["success"]
-    assert [kind for kind, _ in server.trail()] == ["POST"] + ["open", "GET"] * bringing + ["open"]
+    # (The first connection is the start's own stream.)
+    assert [kind for kind, _ in server.trail()] == ["POST", "GET"] + ["open", "GET"] * (bringing - 1) + ["open"]
 
 
 def test_interrupts_a_confirming_connection_brings_make_the_run_interrupted() -> None:
@@ -974,7 +990,7 @@ def test_interrupts_a_confirming_connection_brings_make_the_run_interrupted() ->
     assert out.error is None and driver.status is RunStatus.INTERRUPTED
     assert driver.interrupts == [Interrupt(value={"question": "approve?"}, id="b8fe")]
     assert out.parts == reference_parts(frames, interrupted=True)
-    assert server.trail() == [START, ("open", "-1"), VERDICT, ("open", "-1"), ("open", frames[0].id)]
+    assert server.trail() == [START, VERDICT, ("open", "-1"), ("open", frames[0].id)]
     assert server.told == ["success"]
 
 
@@ -996,8 +1012,8 @@ def test_a_confirming_connection_that_brings_new_events_is_followed_and_confirme
     # each reopened at once, and one more confirms; no sleep.
     bringing = (len(frames) - 2 + 1) // 2
     assert not server.slept and server.told == ["success"]
-    assert server.trail()[:3] == [START, ("open", "-1"), VERDICT]
-    assert server.trail()[3:] == [("open", o.last_event_id) for o in server.opened[1:]]
+    assert server.trail()[:2] == [START, VERDICT]
+    assert server.trail()[2:] == [("open", o.last_event_id) for o in server.opened[1:]]
     assert len(server.opened) == 1 + bringing + 1
     assert server.opened[-1].last_event_id == frames[-2].id
 
@@ -1015,7 +1031,6 @@ def test_a_run_that_ends_between_a_quiet_confirming_close_and_the_verdict_loses_
     assert server.told == ["running", "success"] and not server.slept
     assert server.trail() == [
         START,
-        ("open", "-1"),
         VERDICT,
         ("open", frames[0].id),
         VERDICT,
@@ -1033,26 +1048,28 @@ def test_a_broken_run_record_read_is_retried() -> None:
     assert out.parts == reference_parts(frames)
     # The record read breaks: back off, reopen; the next close reads it again.
     last = frames[-2].id
-    assert server.trail() == [START, ("open", "-1"), VERDICT, ("sleep", 0.05), ("open", last), VERDICT, ("open", last)]
+    assert server.trail() == [START, VERDICT, ("sleep", 0.05), ("open", last), VERDICT, ("open", last)]
 
 
 @pytest.mark.parametrize("status", [502, 503, 504])
 def test_a_gateway_error_opening_the_stream_is_retried_with_backoff(status: int) -> None:
     frames = completed_run()
     unavailable = Conn(answer=Response(status, {"detail": "upstream unavailable"}))
-    server = FakeServer(frames, [unavailable, unavailable, Conn(cut=through(frames, 4)), unavailable])
+    # The start's own stream breaks at once; reopening it meets the gateway errors.
+    server = FakeServer(frames, [Conn(cut=0), unavailable, unavailable, Conn(cut=through(frames, 4)), unavailable])
     driver, out = run(server)
     assert out.error is None and driver.status is RunStatus.COMPLETED
     assert out.parts == reference_parts(frames)
     # Backoff doubles over the failures, and starts again after a new event.
-    assert server.slept == pytest.approx([0.05, 0.1, 0.05, 0.1])
-    assert [o.last_event_id for o in server.opened] == ["-1", "-1", "-1", frames[0].id, frames[0].id, frames[-2].id]
+    assert server.slept == pytest.approx([0.05, 0.1, 0.2, 0.05, 0.1])
+    assert [o.last_event_id for o in server.opened] == [None, "-1", "-1", "-1", frames[0].id, frames[0].id, frames[-2].id]
 
 
 def test_a_stream_that_stays_unavailable_is_given_up_after_the_reconnect_budget() -> None:
     clock = Clock()
     server = FakeServer(
         completed_run(),
+        [Conn(cut=0)],
         rest={("POST", f"{RUN}/cancel"): Response(202, None)},
         then=Conn(answer=Response(503, {"detail": "Service Unavailable"})),
         clock=clock,
@@ -1161,11 +1178,14 @@ def test_every_new_event_renews_the_reconnect_budget() -> None:
 # --- answers that break the protocol ------------------------------------------------------------------------
 
 
-def test_a_stream_answered_with_html_is_a_protocol_error() -> None:
-    server = FakeServer(completed_run(), [Conn(answer=Response(200, "<html><body>Login required</body></html>", "text/html"))])
+@pytest.mark.parametrize("when", ["start", "reopen"])
+def test_a_stream_answered_with_html_is_a_protocol_error(when: str) -> None:
+    html = Conn(answer=Response(200, "<html><body>Login required</body></html>", "text/html"))
+    server = FakeServer(completed_run(), [html] if when == "start" else [Conn(cut=0), html])
     driver, out = run(server)
     assert isinstance(out.error, RemoteProtocolError)
-    assert "text/html" in str(out.error) and "Login required" in str(out.error) and RID in str(out.error)
+    assert "text/html" in str(out.error) and "Login required" in str(out.error)
+    assert ("the run's start" in str(out.error)) if when == "start" else (RID in str(out.error))
     assert driver.status is RunStatus.FAILED and driver.state.error is out.error
 
 
@@ -1181,11 +1201,12 @@ def test_an_event_that_is_not_json_is_a_protocol_error() -> None:
 
 @pytest.mark.parametrize("status", [400, 403, 404, 409, 500])
 def test_a_stream_refused_with_an_error_status_fails_with_its_reason(status: int) -> None:
-    server = FakeServer(completed_run(), [Conn(answer=Response(status, {"detail": f"refused: {status}"}))])
+    server = FakeServer(completed_run(), [Conn(cut=0), Conn(answer=Response(status, {"detail": f"refused: {status}"}))])
     driver, out = run(server)
     assert isinstance(out.error, RemoteCommandError) and f"refused: {status}" in str(out.error) and out.error.status == status
     assert driver.status is RunStatus.FAILED
-    assert len(server.opened) == 1 and not server.slept
+    # The start's stream broke at once, one backoff, then the refusal: no more tries.
+    assert len(server.opened) == 2 and server.slept == [0.05]
 
 
 def orphaning_failure(kind: str) -> tuple[FakeServer, type[Exception]]:
@@ -1193,11 +1214,11 @@ def orphaning_failure(kind: str) -> tuple[FakeServer, type[Exception]]:
     cancel = {("POST", f"{RUN}/cancel"): Response(202, None)}
     frames = completed_run()
     if kind == "html":
-        return FakeServer(frames, [Conn(answer=Response(200, "<html></html>", "text/html"))], cancel), RemoteProtocolError
+        return FakeServer(frames, [Conn(cut=0), Conn(answer=Response(200, "<html></html>", "text/html"))], cancel), RemoteProtocolError
     if kind == "not-json":
         return FakeServer(Wire().metadata().raw("values", "{not json").frames, rest=cancel), RemoteProtocolError
     if kind == "stream-refused":
-        return FakeServer(frames, [Conn(answer=Response(403, {"detail": "Forbidden"}))], cancel), RemoteCommandError
+        return FakeServer(frames, [Conn(cut=0), Conn(answer=Response(403, {"detail": "Forbidden"}))], cancel), RemoteCommandError
     if kind == "record-refused":
         return FakeServer(frames, rest={**cancel, ("GET", RUN): Response(500, {"detail": "db down"})}), RemoteCommandError
     assert kind == "budget"
@@ -1348,7 +1369,7 @@ def test_a_resume_answers_the_pending_interrupt_by_id() -> None:
     assert out.error is None and driver.status is RunStatus.COMPLETED
     state, start = server.requests[:2]
     assert (state.method, state.path) == ("GET", f"{THREAD}/state")
-    assert (start.method, start.path) == ("POST", f"{THREAD}/runs")
+    assert (start.method, start.path) == ("POST", START_PATH)
     assert start.json["command"] == {"resume": {"b8fe": "yes"}} and start.json["input"] is None
 
 
@@ -1356,7 +1377,7 @@ def test_a_resume_with_nothing_to_resume_fails_before_starting() -> None:
     server = FakeServer(completed_run(), rest={("GET", f"{THREAD}/state"): Response(200, {"values": {}, "tasks": []})})
     driver, out = run(server, start=plan(Command(resume="yes"), thread_given=True))
     assert isinstance(out.error, ValueError) and "no pending interrupt" in str(out.error)
-    assert driver.status is RunStatus.FAILED and not server.asked("POST", f"{THREAD}/runs")
+    assert driver.status is RunStatus.FAILED and not server.asked("POST", START_PATH)
 
 
 def test_a_resume_whose_state_cannot_be_read() -> None:
@@ -1393,11 +1414,11 @@ def test_the_output_schema_is_learned_before_the_start() -> None:
     search, schemas, start = server.requests[:3]
     assert (search.method, search.path, search.json) == ("POST", "/assistants/search", {"graph_id": "agent", "limit": 1})
     assert (schemas.method, schemas.path) == ("GET", f"/assistants/{ASSISTANT}/schemas")
-    assert start.path == f"{THREAD}/runs"
+    assert start.path == START_PATH
     # Learned once: a second run with the same schema asks nothing more.
     server2 = FakeServer(completed_run())
     run(server2, schemas=schema)
-    assert [r.path for r in server2.requests] == [f"{THREAD}/runs", RUN]
+    assert [r.path for r in server2.requests] == [START_PATH, RUN]
 
 
 def test_an_assistant_id_needs_no_search() -> None:

@@ -55,20 +55,34 @@ class Request:
 
 @dataclass(frozen=True, slots=True)
 class Response:
+    """A server's answer.
+
+    Attributes:
+        status: The HTTP status.
+        body: The parsed JSON body (its text when it is not JSON, ``None`` when empty).
+        content_type: The ``Content-Type`` header.
+        location: The ``Location`` header, if any (a run's stream; a redirect's target).
+    """
+
     status: int
     body: Any
     content_type: str = "application/json"
+    location: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class OpenStream:
-    """Open a run's SSE stream with ``GET path``, resuming after
-    ``last_event_id``; the shell answers with ``Response`` (``body`` is the
-    parsed error body, or the start of a non-SSE body) or ``Broken``."""
+    """Open an SSE stream: a run's, with ``GET path`` resuming after
+    ``last_event_id``, or a new run's, with ``POST path`` sending ``json`` (the
+    run is created with its stream, so nothing it publishes precedes it).
+    The shell answers with ``Response`` (``body`` is the parsed error body, or
+    the start of a non-SSE body) or ``Broken``."""
 
     path: str
-    last_event_id: str
+    last_event_id: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    method: str = "GET"
+    json: Any = None
 
 
 @dataclass(frozen=True, slots=True)

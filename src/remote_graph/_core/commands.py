@@ -10,7 +10,7 @@ from uuid import UUID, uuid4
 from langgraph.errors import GraphInterrupt
 from langgraph.types import Command, Interrupt, Send
 
-from remote_graph._core.actions import Request
+from remote_graph._core.actions import OpenStream
 from remote_graph._core.context import context_payload, place_configurable
 from remote_graph._core.nested import ParentResume
 from remote_graph._core.revive import revive
@@ -159,8 +159,11 @@ class StartPlan:
     on an interrupted thread (a new pass over the input, as locally, where
     ``run.start`` would take it as the resume value). It also never meets
     ``run.start``'s 5 s wait on a busy thread. A resume is a runs API
-    ``Command(resume={interrupt_id: value})``; every run is created
-    ``stream_resumable``, so it can be followed on its own stream.
+    ``Command(resume={interrupt_id: value})``. The run is created with its
+    stream (``POST /threads/{id}/runs/stream``): the stream subscribes before
+    the run exists, so its first connection holds everything the run
+    publishes, once; the run is ``stream_resumable``, so a lost connection
+    resumes on the run's own stream.
     """
 
     assistant_id: str
@@ -189,8 +192,9 @@ class StartPlan:
         """
         return self.thread_given and (self.resumes or self.parent_resume is not None)
 
-    def request(self, thread_path: str, state: Mapping[str, Any] | None) -> Request:
-        """The request that starts the run; raises for input that cannot be sent as given."""
+    def request(self, thread_path: str, state: Mapping[str, Any] | None) -> OpenStream:
+        """The request that creates the run and opens its stream; raises for
+        input that cannot be sent as given."""
         command = self.input if isinstance(self.input, Command) else None
         run_input = self.input
         pending = pending_interrupts(state)
@@ -202,7 +206,7 @@ class StartPlan:
             # Answer the interrupts by id, as the server's input.respond does:
             # a plain value must name the one interrupt it answers.
             command = Command(update=command.update, goto=command.goto, resume=self._resume(command.resume, pending))
-        return Request("POST", f"{thread_path}/runs", json=self._run_body(command, run_input))
+        return OpenStream(f"{thread_path}/runs/stream", method="POST", json=self._run_body(command, run_input))
 
     def _continue_for_parent(
         self, resume: ParentResume, state: Mapping[str, Any] | None, pending: list[dict[str, Any]]
@@ -237,6 +241,8 @@ class StartPlan:
             "stream_mode": list(_V3_STREAM_MODES if self.stream_mode is None else self.stream_mode),
             "stream_subgraphs": True if self.stream_mode is None else self.stream_subgraphs,
             "stream_resumable": True,
+            # A lost connection must not cancel the run: the client resumes it.
+            "on_disconnect": "continue",
             "if_not_exists": "create",
         }
         if command is not None:

@@ -18,12 +18,14 @@ Ids never go backwards in what the server stores, so a frame whose id is
 older than the newest delivered is a repeat. Within the newest millisecond,
 position tells: the prefix repeats the delivered frames of that millisecond in
 order, and a rewind that began in an older millisecond enters this one at its
-first frame. A rewind that begins inside the newest millisecond is recognized
-by content: the frames that follow match, one by one, frames of that
+first frame. A rewind that begins inside the newest millisecond can only be
+told by content: the frames that follow match, one by one, frames of that
 millisecond already delivered. Content cannot tell a repeat from a new frame
-that is byte for byte the same as one delivered in the same millisecond; that
-case takes the frames as repeats (logged), and the next connection's prefix,
-which is the server's stored truth, hands over what that left out.
+byte for byte the same as one just delivered (a model streaming the same token
+twice), so this is judged only where a rewind can happen: on a resumed
+connection, once (a connection switches from replay to live once). A run's
+first connection is opened with the run itself, before the run publishes
+anything, so it has no replay and never rewinds.
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ class RepeatFilter(Generic[T]):
         self._prefix: int | None = None
         # This connection's live part rewound: the position it has reached in the newest block.
         self._rewind: int | None = None
+        # Whether this connection may still rewind inside the newest millisecond.
+        self._may_rewind = False
         self._pending: _Pending[T] = _Pending()
 
     def reconnected(self) -> list[T]:
@@ -79,6 +83,8 @@ class RepeatFilter(Generic[T]):
         released = self._resolve(ended=True)
         self._prefix = 0 if self._block else None
         self._rewind = None
+        # Only a resumed connection (one with something to replay) can rewind.
+        self._may_rewind = bool(self._block)
         return released
 
     def finish(self) -> list[T]:
@@ -111,6 +117,7 @@ class RepeatFilter(Generic[T]):
             # were new then: a rewind never goes back further.
             released = self._release_all()
             self._rewind = 0
+            self._may_rewind = False
             return released
         return self._same_millisecond(key, item)
 
@@ -134,7 +141,7 @@ class RepeatFilter(Generic[T]):
                 pending.offsets = active + done
                 return []
             return self._resolve(ended=False) + self._same_millisecond(key, item)
-        offsets = [o for o, known in enumerate(block) if known == key]
+        offsets = [o for o, known in enumerate(block) if known == key] if self._may_rewind else []
         if offsets:
             pending.items.append((key, item))
             pending.offsets = offsets
@@ -160,13 +167,16 @@ class RepeatFilter(Generic[T]):
         if len(pending.offsets) > 1:
             logger.warning(
                 "a resumed stream sent %d frame(s) that fit more than one place among the frames of the same "
-                "millisecond already delivered; taken as the server's repeats",
+                "millisecond already delivered; the longest repeat is taken",
                 held,
             )
         if done:
             repeated = len(self._block) - min(done)
         else:
             repeated = held if ended else 0
+        if repeated:
+            # The connection switched to live here; it does not switch again.
+            self._may_rewind = False
         new = pending.items[repeated:]
         self._block.extend(key for key, _ in new)
         return [item for _, item in new]

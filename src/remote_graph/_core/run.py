@@ -201,12 +201,18 @@ class RunDriver:
             self._fail(exc)
         reply = yield start
         self._check_sent(reply, "starting the run")
-        if reply.status != 200 or not isinstance(reply.body, Mapping) or "run_id" not in reply.body:
+        if reply.status != 200:
             self._fail(command_error(reply.body, reply.status))
-        self.run_id = str(reply.body["run_id"])
-        self.wire.run_label = f"run {self.run_id}"
+        if not reply.content_type.startswith(_SSE):
+            self._fail(self._not_a_stream(reply, "the run's start"))
+        # The run's stream opened with it: its id is in the stream's location
+        # (and in the stream's first, ``metadata`` frame).
+        self._learn_run_id(reply.location)
         self.state.move(RunStatus.RUNNING)
+        self.follow.on(Signal.OPENED)
         try:
+            for part in self.wire.reconnected():
+                yield part
             yield from self._follow()
         except Exception:
             # Events that arrived before the failure (a message held for its
@@ -215,6 +221,23 @@ class RunDriver:
             for part in self.wire.finish(interrupted=False):
                 yield part
             raise
+
+    def _learn_run_id(self, location: str | None) -> None:
+        """``/threads/{id}/runs/{run_id}[/stream]`` names the run."""
+        parts = (location or "").split("/")
+        if "runs" in parts and parts.index("runs") + 1 < len(parts):
+            self._named(parts[parts.index("runs") + 1])
+
+    def _named(self, run_id: str) -> None:
+        if self.run_id is None and run_id:
+            self.run_id = run_id
+            self.wire.run_label = f"run {run_id}"
+
+    def _not_a_stream(self, reply: Response, what: str) -> RemoteProtocolError:
+        return RemoteProtocolError(
+            f"the server answered {what} with {reply.content_type!r} instead of {_SSE!r}; "
+            f"it began: {str(reply.body)[:200]!r}"
+        )
 
     def _check_sent(self, reply: Response | Broken, doing: str) -> None:
         if isinstance(reply, Broken):
@@ -251,6 +274,9 @@ class RunDriver:
         while True:
             phase = follow.phase
             if phase is Phase.OPENING:
+                if self.run_id is None:
+                    follow.on(Signal.REFUSED)
+                    self._fail(RemoteProtocolError("the server never named the run it started, so its stream cannot be resumed"))
                 opened_at = self._clock()
                 reply = yield OpenStream(f"{self.run_path}/stream", cursor.last_event_id)
                 if isinstance(reply, Broken) or reply.status in _RETRYABLE:
@@ -263,12 +289,7 @@ class RunDriver:
                     self._fail(command_error(reply.body, reply.status))
                 elif not reply.content_type.startswith(_SSE):
                     follow.on(Signal.REFUSED)
-                    self._fail(
-                        RemoteProtocolError(
-                            f"the server answered the event stream of run {self.run_id} with {reply.content_type!r} "
-                            f"instead of {_SSE!r}; it began: {str(reply.body)[:200]!r}"
-                        )
-                    )
+                    self._fail(self._not_a_stream(reply, f"the event stream of run {self.run_id}"))
                 else:
                     for part in self.wire.reconnected():
                         yield part
@@ -335,6 +356,8 @@ class RunDriver:
                 if event == "error":
                     return _Read(Signal.ERROR_FRAME, fresh, error=frame.data)
                 if event == "metadata":
+                    if self.run_id is None:
+                        self._named(_metadata_run_id(frame.data))
                     continue
                 # Inline rather than a sub-generator per frame: this loop is the
                 # hot path, and only a message start may need a request.
@@ -461,6 +484,15 @@ class _Retry:
         )
         error.__cause__ = broken.error if broken is not None else None
         return error
+
+
+def _metadata_run_id(data: str) -> str:
+    try:
+        metadata = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return ""
+    run_id = metadata.get("run_id") if isinstance(metadata, dict) else None
+    return run_id if isinstance(run_id, str) else ""
 
 
 def _transport_error(broken: Broken, doing: str) -> RemoteConnectionError:

@@ -1,0 +1,238 @@
+"""Telling a resumed stream's repeats from news without a protocol seq.
+
+A ``Store`` plays the server's per-run stream as the in-memory runtime serves
+it: frames stored in publish order with millisecond ids (several frames share
+one), a connection after ``Last-Event-ID`` replays the stored frames whose id
+sorts after it and then serves, live, everything published since it
+subscribed, which it did before reading the replay (so the live part may
+begin with frames the replay already sent).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from dataclasses import dataclass
+
+import pytest
+
+from remote_graph._core.cursor import ResumeCursor
+from remote_graph._core.replay import RepeatFilter
+
+
+@dataclass(frozen=True)
+class F:
+    id: str
+    body: str
+
+
+def frames(spec: list[int], start: int = 1000) -> list[F]:
+    """Frames with distinct bodies: ``spec[i]`` frames in millisecond ``start + i``."""
+    out = []
+    for ms, count in enumerate(spec):
+        for _ in range(count):
+            out.append(F(f"{start + ms}-0", f"f{len(out)}"))
+    return out
+
+
+class Client:
+    """A RepeatFilter fed the way the driver feeds it, with the driver's cursor."""
+
+    def __init__(self) -> None:
+        self.filter: RepeatFilter[str] = RepeatFilter()
+        self.cursor = ResumeCursor()
+        self.got: list[str] = []
+
+    def connect(self) -> str:
+        self.got += self.filter.reconnected()
+        return self.cursor.last_event_id
+
+    def feed(self, frame: F) -> None:
+        self.cursor.observe(frame.id)
+        self.got += self.filter.feed(frame.id, frame.body, frame.body)
+
+    def finish(self) -> list[str]:
+        self.got += self.filter.finish()
+        return self.got
+
+
+def replay(store: list[F], last_event_id: str) -> list[F]:
+    return [f for f in store if last_event_id == "-1" or f.id > last_event_id]
+
+
+def connection(store: list[F], last_event_id: str, subscribed_at: int) -> list[F]:
+    """What one connection serves: the replay, then live from where it subscribed."""
+    return replay(store, last_event_id) + store[subscribed_at:]
+
+
+# --- the cases, one by one ---------------------------------------------------------
+
+
+def test_a_fresh_stream_delivers_everything_once() -> None:
+    run = frames([3, 1, 4])
+    client = Client()
+    client.connect()
+    for f in run:
+        client.feed(f)
+    assert client.finish() == [f.body for f in run]
+
+
+@pytest.mark.parametrize("cut", range(1, 8))
+def test_the_prefix_a_reconnect_replays_is_skipped_by_position(cut: int) -> None:
+    run = frames([3, 1, 4])
+    client = Client()
+    client.connect()
+    for f in run[:cut]:
+        client.feed(f)
+    # The run has ended meanwhile: the replay after the cursor, nothing live.
+    for f in connection(run, client.connect(), subscribed_at=len(run)):
+        client.feed(f)
+    assert client.finish() == [f.body for f in run]
+
+
+@pytest.mark.parametrize("delivered", range(1, 8))
+@pytest.mark.parametrize("extra", range(0, 4))
+def test_a_live_part_that_rewinds_repeats_nothing(delivered: int, extra: int) -> None:
+    # ``delivered`` frames arrived, the connection broke; the run published
+    # ``extra`` more before the new connection subscribed, and some after it;
+    # the replay read up to the store's end, then the live part began at the
+    # subscription point: every subscription point between what was delivered
+    # and the store's end is tried.
+    run = frames([2, 3, 1, 3, 2])
+    published = min(len(run), delivered + extra)
+    for subscribed_at in range(delivered, published + 1):
+        client = Client()
+        client.connect()
+        for f in run[:delivered]:
+            client.feed(f)
+        last = client.connect()
+        for f in replay(run[:published], last) + run[subscribed_at:]:
+            client.feed(f)
+        assert client.finish() == [f.body for f in run], (delivered, subscribed_at, published)
+
+
+def test_a_rewind_inside_one_millisecond_is_told_by_content() -> None:
+    run = frames([2, 6])  # the last six frames share a millisecond
+    for delivered in range(1, 9):
+        for published in range(delivered, 9):
+            for subscribed_at in range(delivered, published + 1):
+                client = Client()
+                client.connect()
+                for f in run[:delivered]:
+                    client.feed(f)
+                last = client.connect()
+                for f in replay(run[:published], last) + run[subscribed_at:]:
+                    client.feed(f)
+                assert client.finish() == [f.body for f in run], (delivered, published, subscribed_at)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_unique_ids_as_a_redis_backed_server_gives_them(seed: int) -> None:
+    run = [F(f"1000-{i:04d}", f"f{i}") for i in range(25)]
+    assert simulate(run, random.Random(seed)) == [f.body for f in run]
+
+
+def test_frames_without_an_id_are_always_new() -> None:
+    repeats: RepeatFilter[str] = RepeatFilter()
+    repeats.reconnected()
+    assert repeats.feed(None, "a", "a") == ["a"]
+    assert repeats.feed(None, "a", "a") == ["a"]
+    assert repeats.finish() == []
+
+
+def resumed(*bodies: str, frame_id: str = "1-0") -> RepeatFilter[str]:
+    """A filter that delivered ``bodies`` in one millisecond, then resumed on a new connection
+    whose replay repeated them (the prefix)."""
+    repeats: RepeatFilter[str] = RepeatFilter()
+    repeats.reconnected()
+    for body in bodies:
+        assert repeats.feed(frame_id, body, body) == [body]
+    assert repeats.reconnected() == []
+    for body in bodies:
+        assert repeats.feed(frame_id, body, body) == []
+    return repeats
+
+
+def test_identical_frames_on_a_first_connection_are_all_new() -> None:
+    # A model streaming the same token twice in one millisecond: no rewind can
+    # happen on a connection with no replay, so nothing is taken for a repeat.
+    repeats: RepeatFilter[str] = RepeatFilter()
+    repeats.reconnected()
+    assert [repeats.feed("1-0", "t", f"t{i}") for i in range(4)] == [["t0"], ["t1"], ["t2"], ["t3"]]
+    assert repeats.feed("2-0", "t", "t4") == ["t4"]
+    assert repeats.finish() == []
+
+
+def test_held_frames_are_released_when_the_stream_moves_on() -> None:
+    repeats = resumed("a", "b")
+    # Same content as an earlier frame of the millisecond: held until it is clear.
+    assert repeats.feed("1-0", "a", "a2") == []
+    # The next one does not continue a repeat of "a b": the held frame was new.
+    assert repeats.feed("1-0", "c", "c") == ["a2", "c"]
+    # A newer millisecond settles what is held, too.
+    assert repeats.feed("1-0", "b", "b2") == []
+    assert repeats.feed("2-0", "d", "d") == ["b2", "d"]
+
+
+def test_a_rewind_is_taken_once_per_connection() -> None:
+    repeats = resumed("a", "b", "c")
+    assert repeats.feed("1-0", "d", "d") == ["d"]
+    assert repeats.feed("1-0", "c", "c") == []  # the live part rewinds to "c"...
+    assert repeats.feed("1-0", "d", "d") == []  # ...and runs to the block's end
+    assert repeats.feed("1-0", "e", "e") == ["e"]
+    # The connection is live now: the same content again is new.
+    assert repeats.feed("1-0", "e", "e2") == ["e2"]
+
+
+def test_a_connection_that_ends_mid_rewind_drops_the_repeats_it_held(caplog: pytest.LogCaptureFixture) -> None:
+    repeats = resumed("a", "b", "c")
+    assert repeats.feed("1-0", "b", "b") == []  # a rewind to "b", cut before "c" came again
+    with caplog.at_level(logging.WARNING, logger="remote_graph"):
+        assert repeats.reconnected() == []
+    assert caplog.records == []  # one place fits: not ambiguous
+
+
+def test_identical_frames_after_a_resume_take_the_longest_repeat_and_log(caplog: pytest.LogCaptureFixture) -> None:
+    # Content cannot tell "the same frames again" from "new, identical ones" in
+    # the same millisecond; on a resumed connection the repeat is taken, and said.
+    repeats = resumed("t", "t")
+    with caplog.at_level(logging.WARNING, logger="remote_graph"):
+        assert repeats.feed("1-0", "t", "t3") == []
+        assert repeats.feed("1-0", "t", "t4") == []
+        assert repeats.feed("2-0", "u", "u") == ["u"]
+    assert any("more than one place" in r.getMessage() for r in caplog.records)
+
+
+# --- many runs, cut at random ------------------------------------------------------
+
+
+def simulate(run: list[F], rng: random.Random) -> list[str]:
+    """Deliver ``run`` over connections cut at random, the run publishing meanwhile."""
+    client = Client()
+    published = rng.randint(0, len(run))
+    last = client.connect()
+    subscribed_at = published
+    for _ in range(500):
+        served = replay(run[:published], last) + run[subscribed_at:]
+        take = rng.randint(0, len(served)) if rng.random() < 0.8 else len(served)
+        for f in served[:take]:
+            client.feed(f)
+        if take == len(served):
+            break
+        # Cut: the run goes on a little; the client reconnects, and its new
+        # connection subscribes somewhere between what it has and the store's end.
+        delivered = len(client.got) + (len(client.filter._pending.items))
+        published = min(len(run), max(published, delivered) + rng.randint(0, 4))
+        subscribed_at = rng.randint(min(delivered, published), published)
+        last = client.connect()
+    # The end: a confirming connection replays what is stored after the cursor.
+    for f in replay(run, client.connect()):
+        client.feed(f)
+    return client.finish()
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_random_cuts_and_rewinds_lose_and_repeat_nothing(seed: int) -> None:
+    rng = random.Random(seed)
+    run = frames([rng.choice([1, 1, 2, 3, 5]) for _ in range(rng.randint(5, 30))])
+    assert simulate(run, rng) == [f.body for f in run], seed
