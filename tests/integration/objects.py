@@ -23,10 +23,16 @@ from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
-from langgraph.types import GraphOutput, Interrupt, PregelTask, StateSnapshot
+from langgraph.types import (
+    Command,
+    GraphOutput,
+    Interrupt,
+    PregelTask,
+    Send,
+    StateSnapshot,
+)
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-HEX_ID = re.compile(r"^[0-9a-f]{32}$")
 TASK_SEGMENT = re.compile(r"^([^:|]+):" + UUID.pattern + "$")
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
 ANY_ID = re.compile(UUID.pattern + r"|\b[0-9a-f]{32}\b")
@@ -43,6 +49,7 @@ class Objects:
 
     def __init__(self) -> None:
         self.ids: dict[str, str] = {}
+        self._message_ids = True
 
     def __call__(self, value: Any) -> Any:
         return self.norm(value)
@@ -60,9 +67,7 @@ class Objects:
         # A timestamp (``created_at``, debug events): the clock's.
         if TIMESTAMP.match(value):
             return "<timestamp>"
-        if HEX_ID.match(value):
-            return self.id(value)
-        return UUID.sub(lambda m: self.id(m.group()), value)
+        return ANY_ID.sub(lambda m: self.id(m.group()), value)
 
     def norm(self, value: Any) -> Any:
         if value is None or isinstance(value, (bool, int, float)):
@@ -82,8 +87,13 @@ class Objects:
             return self.snapshot(value)
         if isinstance(value, PregelTask):
             return self.task(value)
+        if isinstance(value, Send):
+            return {"Send": value.node, "arg": self.norm(value.arg)}
+        if isinstance(value, Command):
+            fields = ("graph", "update", "resume", "goto")
+            return {"Command": {f: self.norm(getattr(value, f)) for f in fields}}
         if isinstance(value, BaseException):
-            return {"error": type(value).__name__, "message": str(value)}
+            return {"error": type(value).__name__, "message": self.text(str(value))}
         if isinstance(value, dict):
             return self.mapping(value)
         if isinstance(value, tuple):
@@ -106,7 +116,7 @@ class Objects:
         out: dict[str, Any] = {
             "class": type(m).__name__,
             "content": self.norm(m.content),
-            "id": self.norm(m.id),
+            "id": self.norm(m.id) if self._message_ids else "<not compared>",
             "name": m.name,
             "additional_kwargs": self.norm(m.additional_kwargs),
             "response_metadata": self.norm(m.response_metadata),
@@ -126,11 +136,19 @@ class Objects:
 
     def task(self, task: PregelTask) -> dict[str, Any]:
         # The task's id is new on every run; its path is the scheduler's bookkeeping.
+        # Whether a message in its saved result already has the id its channel's
+        # reducer gives it depends on whether the write was saved before the
+        # reducer ran: locally a sync run saves it without, an async run with.
+        self._message_ids = False
+        try:
+            result = self.norm(task.result)
+        finally:
+            self._message_ids = True
         return {
             "name": task.name,
             "interrupts": self.norm(task.interrupts),
             "error": self.norm(task.error),
-            "result": self.norm(task.result),
+            "result": result,
             "state": self.norm(task.state),
         }
 
