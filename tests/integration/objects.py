@@ -200,3 +200,26 @@ def in_task_order(items: list[Any], key: Callable[[Any], Any]) -> list[Any]:
             run.append((task, item))
     out.extend(x for _, x in sorted(run, key=lambda pair: pair[0]))
     return out
+
+
+def tool_of_event(event: dict[str, Any], tools: tuple[str, ...]) -> str | None:
+    """Which tool an ``astream_events`` event of a prebuilt agent's tools step belongs to.
+
+    Each tool call is a task of its own (one ``Send`` per call): the tool's own
+    events, its ``tools`` task's events (their input names the call) and the
+    parent's stream of that task's update (it holds the tool's message).
+    """
+    if event["name"] in tools:
+        return str(event["name"])
+    data = event.get("data") or {}
+    if isinstance(data.get("input"), dict) and isinstance(data["input"].get("tool_call"), dict):
+        return str(data["input"]["tool_call"]["name"])
+    for key in ("chunk", "output"):
+        payload = data.get(key)
+        if isinstance(payload, dict) and isinstance(payload.get("tools"), dict):
+            payload = payload["tools"]
+        if isinstance(payload, dict):
+            messages = payload.get("messages") or []
+            if messages and isinstance(messages[0], ToolMessage):
+                return str(messages[0].name)
+    return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.messages import HumanMessage
 from langgraph.types import Command
 
 from tests.integration.lanes import (
@@ -23,7 +23,7 @@ from tests.integration.lanes import (
     compare,
     lanes_server_url,
 )
-from tests.integration.objects import in_task_order, objects
+from tests.integration.objects import in_task_order, objects, tool_of_event
 
 pytestmark = [
     pytest.mark.integration,
@@ -47,27 +47,9 @@ def async_only(lane: Lane) -> None:
         pytest.skip("the sync stream_events has no v1/v2: see sync_stream_events_v1_v2_is_not_implemented")
 
 
-def tool_of(event: dict[str, Any]) -> str | None:
-    """Which of the prebuilt agent's two side-by-side tool calls an event belongs to."""
-    if event["name"] in REACT_TOOLS:
-        return str(event["name"])
-    data = event.get("data") or {}
-    if isinstance(data.get("input"), dict) and isinstance(data["input"].get("tool_call"), dict):
-        return str(data["input"]["tool_call"]["name"])
-    for key in ("chunk", "output"):
-        payload = data.get(key)
-        if isinstance(payload, dict) and isinstance(payload.get("tools"), dict):
-            payload = payload["tools"]  # the root's stream of the tools step's update
-        if isinstance(payload, dict):
-            messages = payload.get("messages") or []
-            if messages and isinstance(messages[0], ToolMessage):
-                return str(messages[0].name)
-    return None
-
-
 def tools_in_order(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The agent's events with its two tool calls' events in call order (see ``in_task_order``)."""
-    return in_task_order(events, tool_of)
+    return in_task_order(events, lambda event: tool_of_event(event, REACT_TOOLS))
 
 
 def caught(lane: Lane, graph: Any, input: Any, **kwargs: Any) -> dict[str, Any]:
