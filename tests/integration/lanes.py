@@ -6,6 +6,15 @@ small vocabulary of operations (start a run, read a projection, read
 ``output``, ...). The sync lane calls the sync API; the async lane runs the
 async API on one event loop per test. Results are normalized so that only
 what must match (never ids or timestamps) is compared.
+
+The classic surface has its own vocabulary: ``invoke``, ``stream`` (drained),
+``stream_until`` (closed after n chunks), ``stream_caught`` (chunks, then the
+error), ``batch``, ``events`` (``astream_events`` v1/v2; the sync lanes call
+``stream_events``), ``state``, ``history``, ``update_state``,
+``bulk_update_state``, ``get_subgraphs``, and ``settle`` (how many runs are still
+going on a thread). ``CONFORMANCE_LANES=local`` runs every scenario's local lane
+twice instead of local and remote, with no server: it checks that a scenario runs
+and that its local result is the same on every run.
 """
 
 from __future__ import annotations
