@@ -6,19 +6,33 @@ small vocabulary of operations (start a run, read a projection, read
 ``output``, ...). The sync lane calls the sync API; the async lane runs the
 async API on one event loop per test. Results are normalized so that only
 what must match (never ids or timestamps) is compared.
+
+The classic surface has its own vocabulary: ``invoke``, ``stream`` (drained),
+``stream_until`` (closed after n chunks), ``stream_caught`` (chunks, then the
+error), ``batch``, ``events`` (``astream_events`` v1/v2; the sync lanes call
+``stream_events``), ``state``, ``history``, ``update_state``,
+``bulk_update_state``, ``get_subgraphs``, and ``settle`` (how many runs are still
+going on a thread). ``CONFORMANCE_LANES=local`` runs every scenario's local lane
+twice instead of local and remote, with no server: it checks that a scenario runs
+and that its local result is the same on every run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import re
+import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import bare
+import classic
 import graphs
+import httpx
 import toolflow
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
@@ -113,9 +127,25 @@ class Lane:
     def close(self) -> None:
         pass
 
+    def settle(self, config: dict[str, Any], bound: float = 10.0) -> int:
+        """Wait until nothing runs on the thread any more; return how many runs still
+        do after ``bound`` seconds. A local graph runs nothing once its call has
+        returned or its stream was closed, so locally this is always 0."""
+        if self.kind == "local":
+            return 0
+        thread_id = config["configurable"]["thread_id"]
+        deadline = time.monotonic() + bound
+        with httpx.Client(base_url=self.server_url, timeout=10) as http:
+            while True:
+                response = http.get(f"/threads/{thread_id}/runs")
+                active = [r for r in response.json() if r["status"] in ("pending", "running")] if response.status_code == 200 else []
+                if not active or time.monotonic() > deadline:
+                    return len(active)
+                time.sleep(0.05)
+
 
 # Every module the server serves graphs from.
-_MODULES = (graphs, toolflow, bare)
+_MODULES = (graphs, toolflow, bare, classic)
 
 
 def local_twin(name: str) -> Any:
@@ -200,14 +230,55 @@ class SyncLane(Lane):
     def interleave(self, run: Any, *names: str) -> list[tuple[str, Any]]:
         return list(run.interleave(*names))
 
-    def state(self, graph: Any, config: Any) -> Any:
-        return graph.get_state(config)
+    def state(self, graph: Any, config: Any, **kwargs: Any) -> Any:
+        return graph.get_state(config, **kwargs)
 
-    def history(self, graph: Any, config: Any) -> list[Any]:
-        return list(graph.get_state_history(config))
+    def history(self, graph: Any, config: Any, **kwargs: Any) -> list[Any]:
+        return list(graph.get_state_history(config, **kwargs))
 
-    def update_state(self, graph: Any, config: Any, values: Any, as_node: str | None = None) -> Any:
-        return graph.update_state(config, values, as_node=as_node)
+    def update_state(self, graph: Any, config: Any, values: Any, as_node: str | None = None, **kwargs: Any) -> Any:
+        return graph.update_state(config, values, as_node=as_node, **kwargs)
+
+    # --- the classic surface -------------------------------------------------------
+
+    def invoke(self, graph: Any, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        return graph.invoke(input, config or self.thread(), **kwargs)
+
+    def stream(self, graph: Any, input: Any, config: Any = None, **kwargs: Any) -> list[Any]:
+        return list(graph.stream(input, config or self.thread(), **kwargs))
+
+    def stream_caught(self, graph: Any, input: Any, config: Any = None, **kwargs: Any) -> tuple[list[Any], BaseException | None]:
+        """Every chunk until the stream ends or raises, and what it raised."""
+        chunks: list[Any] = []
+        try:
+            for chunk in graph.stream(input, config or self.thread(), **kwargs):
+                chunks.append(chunk)
+        except Exception as exc:
+            return chunks, exc
+        return chunks, None
+
+    def stream_until(self, graph: Any, input: Any, config: Any, n: int, **kwargs: Any) -> list[Any]:
+        """The first ``n`` chunks; then the stream is closed, as a ``break`` leaves it."""
+        chunks: list[Any] = []
+        with contextlib.closing(graph.stream(input, config, **kwargs)) as stream:
+            for chunk in stream:
+                chunks.append(chunk)
+                if len(chunks) >= n:
+                    break
+        return chunks
+
+    def batch(self, graph: Any, inputs: Sequence[Any], configs: Sequence[Any], **kwargs: Any) -> list[Any]:
+        return list(graph.batch(list(inputs), list(configs), **kwargs))
+
+    def events(self, graph: Any, input: Any, config: Any = None, version: str = "v2", **kwargs: Any) -> list[Any]:
+        """``stream_events(version=v1|v2)``: locally langchain-core has no sync v1/v2 events."""
+        return list(graph.stream_events(input, config or self.thread(), version=version, **kwargs))
+
+    def bulk_update_state(self, graph: Any, config: Any, supersteps: Any) -> Any:
+        return graph.bulk_update_state(config, supersteps)
+
+    def get_subgraphs(self, graph: Any, **kwargs: Any) -> list[tuple[str, Any]]:
+        return list(graph.get_subgraphs(**kwargs))
 
     def abort_after(self, run: Any, name: str, n: int) -> tuple[list[Any], Any]:
         items = []
@@ -227,6 +298,16 @@ class AsyncLane(Lane):
         self.loop = asyncio.new_event_loop()
 
     def close(self) -> None:
+        # A failed local run can leave background work (a checkpoint write) on the
+        # loop: give it a moment to finish, then cancel what is left, so nothing
+        # is destroyed pending.
+        pending = asyncio.all_tasks(self.loop)
+        if pending:
+            _, left = self.loop.run_until_complete(asyncio.wait(pending, timeout=5))
+            for task in left:
+                task.cancel()
+            if left:
+                self.loop.run_until_complete(asyncio.wait(left, timeout=5))
         self.loop.run_until_complete(self.loop.shutdown_asyncgens())
         self.loop.close()
 
@@ -326,17 +407,74 @@ class AsyncLane(Lane):
 
         return self._run(go())
 
-    def state(self, graph: Any, config: Any) -> Any:
-        return self._run(graph.aget_state(config))
+    def state(self, graph: Any, config: Any, **kwargs: Any) -> Any:
+        return self._run(graph.aget_state(config, **kwargs))
 
-    def history(self, graph: Any, config: Any) -> list[Any]:
+    def history(self, graph: Any, config: Any, **kwargs: Any) -> list[Any]:
         async def go() -> list[Any]:
-            return [s async for s in graph.aget_state_history(config)]
+            return [s async for s in graph.aget_state_history(config, **kwargs)]
 
         return self._run(go())
 
-    def update_state(self, graph: Any, config: Any, values: Any, as_node: str | None = None) -> Any:
-        return self._run(graph.aupdate_state(config, values, as_node=as_node))
+    def update_state(self, graph: Any, config: Any, values: Any, as_node: str | None = None, **kwargs: Any) -> Any:
+        return self._run(graph.aupdate_state(config, values, as_node=as_node, **kwargs))
+
+    # --- the classic surface -------------------------------------------------------
+
+    def invoke(self, graph: Any, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        return self._run(graph.ainvoke(input, config or self.thread(), **kwargs))
+
+    def stream(self, graph: Any, input: Any, config: Any = None, **kwargs: Any) -> list[Any]:
+        async def go() -> list[Any]:
+            return [chunk async for chunk in graph.astream(input, config or self.thread(), **kwargs)]
+
+        return self._run(go())
+
+    def stream_caught(self, graph: Any, input: Any, config: Any = None, **kwargs: Any) -> tuple[list[Any], BaseException | None]:
+        """Every chunk until the stream ends or raises, and what it raised."""
+
+        async def go() -> tuple[list[Any], BaseException | None]:
+            chunks: list[Any] = []
+            try:
+                async for chunk in graph.astream(input, config or self.thread(), **kwargs):
+                    chunks.append(chunk)
+            except Exception as exc:
+                return chunks, exc
+            return chunks, None
+
+        return self._run(go())
+
+    def stream_until(self, graph: Any, input: Any, config: Any, n: int, **kwargs: Any) -> list[Any]:
+        """The first ``n`` chunks; then the stream is closed (``aclosing``), as a careful caller leaves it."""
+
+        async def go() -> list[Any]:
+            chunks: list[Any] = []
+            async with contextlib.aclosing(graph.astream(input, config, **kwargs)) as stream:
+                async for chunk in stream:
+                    chunks.append(chunk)
+                    if len(chunks) >= n:
+                        break
+            return chunks
+
+        return self._run(go())
+
+    def batch(self, graph: Any, inputs: Sequence[Any], configs: Sequence[Any], **kwargs: Any) -> list[Any]:
+        return list(self._run(graph.abatch(list(inputs), list(configs), **kwargs)))
+
+    def events(self, graph: Any, input: Any, config: Any = None, version: str = "v2", **kwargs: Any) -> list[Any]:
+        async def go() -> list[Any]:
+            return [e async for e in graph.astream_events(input, config or self.thread(), version=version, **kwargs)]
+
+        return self._run(go())
+
+    def bulk_update_state(self, graph: Any, config: Any, supersteps: Any) -> Any:
+        return self._run(graph.abulk_update_state(config, supersteps))
+
+    def get_subgraphs(self, graph: Any, **kwargs: Any) -> list[tuple[str, Any]]:
+        async def go() -> list[tuple[str, Any]]:
+            return [pair async for pair in graph.aget_subgraphs(**kwargs)]
+
+        return self._run(go())
 
     def abort_after(self, run: Any, name: str, n: int) -> tuple[list[Any], Any]:
         async def go() -> tuple[list[Any], Any]:
@@ -382,10 +520,22 @@ class Scenarios(dict[str, Scenario]):
         return fn
 
 
+# ``CONFORMANCE_LANES=local`` runs the local lane twice in place of local and remote,
+# with no server: a check that a scenario runs and that its local result is stable.
+ONLY_LOCAL = os.environ.get("CONFORMANCE_LANES", "") == "local"
+
+
 def compare(fn: Scenario, flavour: str, server_url: str, *, reference_flavour: str | None = None) -> tuple[Any, Any]:
     """Run a scenario on the local lane (``reference_flavour``, else ``flavour``) and on
-    the remote ``flavour`` lane; return both results."""
-    return run_lane("local", reference_flavour or flavour, server_url, fn), run_lane("remote", flavour, server_url, fn)
+    the remote ``flavour`` lane; return both results. With ``CONFORMANCE_LANES=local``
+    the second result is a second run of the local ``flavour`` lane."""
+    local = run_lane("local", reference_flavour or flavour, server_url, fn)
+    return local, run_lane("local" if ONLY_LOCAL else "remote", flavour, server_url, fn)
+
+
+def lanes_server_url(request: Any) -> str:
+    """The server's url, or ``""`` when only local lanes run (no server is started then)."""
+    return "" if ONLY_LOCAL else str(request.getfixturevalue("server_url"))
 
 
 def run_lane(kind: str, flavour: str, server_url: str, fn: Callable[[Lane], Any]) -> Any:
