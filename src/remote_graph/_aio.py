@@ -21,6 +21,10 @@ from remote_graph._shell_common import broken, decode, is_event_stream, request_
 logger = logging.getLogger("remote_graph")
 
 
+async def _once(content: bytes) -> AsyncIterator[bytes]:
+    yield content
+
+
 class AsyncRunSource(AsyncIterator[Part]):
     """Async iterator of stream parts for one remote run (the local ``graph_aiter``)."""
 
@@ -100,9 +104,12 @@ class AsyncRunSource(AsyncIterator[Part]):
         except httpx.HTTPError as exc:
             return broken(exc)
         self._response = response
-        self._chunks = response.aiter_raw()
         if is_event_stream(response):
+            self._chunks = response.aiter_raw()
             return stream_response(response, b"")
+        # Not the stream asked for: what it says instead (a body some
+        # transports have already read, such as a mock's).
+        self._chunks = response.aiter_raw() if not response.is_stream_consumed else _once(response.content)
         head = await self._receive()
         await self._close_stream()
         return head if isinstance(head, Broken) else stream_response(response, head)

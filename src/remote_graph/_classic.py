@@ -23,13 +23,14 @@ from urllib.parse import quote
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs
+from langgraph.types import Command
 
 from remote_graph._aio import AsyncRunSource
 from remote_graph._core.classic import CallView, ChunkReader
 from remote_graph._core.classic_wire import ClassicWire
 from remote_graph._core.commands import RunOptions, StartPlan, wire_config
 from remote_graph._core.run import RunDriver
-from remote_graph._core.shape import CLASSIC_MODES, Shaper, server_modes
+from remote_graph._core.shape import CLASSIC_MODES, OutputKeys, Shaper, server_modes
 from remote_graph._core.thread_ids import server_thread_id, thread_name
 from remote_graph._sync import SyncRunSource
 
@@ -41,7 +42,6 @@ __all__ = ["ClassicCall"]
 # Keyword arguments of a local stream() a remote run cannot honour, with the reason.
 _REFUSED: dict[str, str] = {
     "control": "RunControl drains an in-process loop; a remote run can only be cancelled (close the stream)",
-    "output_keys": "the server's runs have no output_keys; read the keys you need from the output",
     "params": "extra query parameters are not sent with a run",
 }
 
@@ -55,6 +55,21 @@ def _modes(stream_mode: Any) -> list[str]:
                 "(v3 run streams: stream_events(..., version='v3'))"
             )
     return modes
+
+
+def _output_keys(keys: Any, input: Any) -> OutputKeys | None:
+    """``output_keys=`` checked as a local graph checks it, applied on the client."""
+    if keys is None:
+        return None
+    if not isinstance(keys, str) and not (
+        isinstance(keys, Sequence) and keys and all(isinstance(key, str) for key in keys)
+    ):
+        raise TypeError(f"output_keys must be a channel name or a list of them, got {keys!r}")
+    if isinstance(input, Command):
+        written = input.update.keys() if isinstance(input.update, Mapping) else ()
+    else:
+        written = input.keys() if isinstance(input, Mapping) else ()
+    return OutputKeys(keys, list(written))
 
 
 @dataclass
@@ -106,11 +121,12 @@ class ClassicCall:
             # As locally: debug prints every step's updates and values.
             print_mode = ["updates", "values"]
         prints = _modes(print_mode) if print_mode else []
+        output_keys = _output_keys(rest.pop("output_keys", None), input)
         options = RunOptions.from_kwargs(rest, method)
         wanted = [*modes, *(m for m in prints if m not in modes)]
         # One mode is shaped as one mode, a list of modes (even of one) as a list, as locally.
         one = stream_mode is None or isinstance(stream_mode, str)
-        shaper = Shaper(modes[0] if one else modes, print_mode, subgraphs=subgraphs, version=version)
+        shaper = Shaper(modes[0] if one else modes, print_mode, subgraphs=subgraphs, version=version, output_keys=output_keys)
         driver = cls._driver(graph, input, config, options, server_modes(wanted), subgraphs)
         return cls(driver, shaper, graph._headers(options))
 

@@ -443,9 +443,10 @@ class RemoteGraph(_UpstreamRemoteGraph):
             subgraphs: Stream subgraphs' chunks too, with their namespace.
             debug: Print each step's updates and values, as locally.
             version: ``v1`` (tuples) or ``v2`` (``StreamPart`` dicts).
-            **kwargs: ``metadata``, ``multitask_strategy`` and ``headers`` are
-                honoured; ``control``, ``output_keys``, ``params`` and unknown
-                keywords raise ``NotImplementedError`` naming them.
+            **kwargs: ``output_keys`` (applied to the chunks as locally),
+                ``metadata``, ``multitask_strategy`` and ``headers`` are
+                honoured; ``control``, ``params`` and unknown keywords raise
+                ``NotImplementedError`` naming them.
         """
         call = ClassicCall.start(
             self,

@@ -248,8 +248,10 @@ def stream_resume(lane: Lane) -> Any:
     lane.stream(graph, GATE, config)
     resumed = lane.stream(graph, Command(resume="yes"), config, stream_mode=["values", "updates", "messages"])
     ask_config = lane.thread()
-    lane.stream(lane.graph("react_ask"), ask("send 5"), ask_config)
-    tool = lane.stream(lane.graph("react_ask"), Command(resume="yes"), ask_config, stream_mode=["updates", "messages"])
+    # One graph for both calls: a local twin keeps its threads in its own checkpointer.
+    react_ask = lane.graph("react_ask")
+    lane.stream(react_ask, ask("send 5"), ask_config)
+    tool = lane.stream(react_ask, Command(resume="yes"), ask_config, stream_mode=["updates", "messages"])
     return {"gate": resumed, "tool": tool}
 
 

@@ -23,7 +23,7 @@ def start(input, state=None, **kw):  # type: ignore[no-untyped-def]
 
 def test_a_run_starts_through_the_runs_api_marked_for_v3_events() -> None:
     req = start({"messages": [HumanMessage("hi")]}, metadata={"k": 1}, multitask_strategy="reject", interrupt_before=["b"])
-    assert (req.method, req.path) == ("POST", "/threads/t/runs")
+    assert (req.method, req.path) == ("POST", "/threads/t/runs/stream")
     body = req.json
     # The configurable (the v3 marker with it) travels in ``checkpoint``, merged
     # into it by the server, so that ``context`` can be sent beside it.
@@ -45,13 +45,13 @@ def test_input_on_an_interrupted_thread_is_a_new_pass_not_a_resume() -> None:
     plan_ = plan({"x": 1})
     assert not plan_.needs_state()
     req = plan_.request("/threads/t", STATE_ONE)
-    assert req.path.endswith("/runs") and req.json["input"] == {"x": 1} and "command" not in req.json
+    assert req.path.endswith("/runs/stream") and req.json["input"] == {"x": 1} and "command" not in req.json
 
 
 def test_resume_is_a_runs_api_command_answering_the_interrupt_by_id() -> None:
     assert plan(Command(resume="yes")).needs_state()
     req = start(Command(resume="yes", update={"x": 1}, goto="b"), STATE_ONE)
-    assert req.path == "/threads/t/runs" and req.json["input"] is None
+    assert req.path == "/threads/t/runs/stream" and req.json["input"] is None
     assert req.json["command"] == {"resume": {"i1": "yes"}, "update": {"x": 1}, "goto": "b"}
     assert req.json["stream_resumable"] is True
 

@@ -86,7 +86,7 @@ def test_a_resumed_parent_task_answers_the_childs_interrupt() -> None:
     plan = resumed_plan(ParentResume(value="yes"))
     assert plan.needs_state()
     req = plan.request("/threads/t", {"tasks": [{"interrupts": [{"id": "a", "value": "q?"}]}], "checkpoint": {"checkpoint_id": "c"}})
-    assert req.path == "/threads/t/runs" and req.json["command"]["resume"] == {"a": "yes"}
+    assert req.path == "/threads/t/runs/stream" and req.json["command"]["resume"] == {"a": "yes"}
     assert plan.used_parent_value
 
 
@@ -98,7 +98,7 @@ def test_a_resumed_parent_task_continues_the_child_like_a_local_one() -> None:
     assert [(i.id, i.value) for i in info.value.args[0]] == [("a", {"q": "?"})]
     # A child that already ran in this task continues from its checkpoint, not from the input.
     req = resumed_plan(ParentResume(value="yes")).request("/threads/t", {"values": {"x": 20}, "tasks": [], "checkpoint": {"checkpoint_id": "c"}})
-    assert req.path.endswith("/runs") and req.json["input"] is None and "command" not in req.json
+    assert req.path.endswith("/runs/stream") and req.json["input"] is None and "command" not in req.json
     # A child that never ran here starts from the input.
     req = resumed_plan(ParentResume(value="yes")).request("/threads/t", None)
     assert req.json["input"] == {"x": 1} and not resumed_plan(ParentResume()).used_parent_value

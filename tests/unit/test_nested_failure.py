@@ -50,12 +50,12 @@ class Body(httpx.SyncByteStream, httpx.AsyncByteStream):
 
 def respond(request: httpx.Request) -> httpx.Response:
     path = request.url.path
-    if request.method == "POST" and path.endswith("/runs"):
-        return httpx.Response(200, json={"run_id": "R", "status": "pending"})
-    if path.endswith("/runs/R/stream"):
+    if (request.method == "POST" and path.endswith("/runs/stream")) or path.endswith("/runs/R/stream"):
         tool = {"type": "tool", "content": "3", "tool_call_id": "c1"}  # returned without an id
         body = sse_body(("values", {"messages": [], "log": []}), ("updates", {"tools": {"messages": [tool]}}))
-        return httpx.Response(200, stream=Body(body), headers={"content-type": "text/event-stream"})
+        return httpx.Response(
+            200, stream=Body(body), headers={"content-type": "text/event-stream", "location": "/threads/T/runs/R/stream"}
+        )
     if path.endswith("/runs/R"):
         return httpx.Response(200, json={"run_id": "R", "status": "error"})
     if path.endswith("/state"):

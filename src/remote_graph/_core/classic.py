@@ -28,7 +28,9 @@ from typing import Any
 
 from langgraph.types import Interrupt
 
-from remote_graph._core.revive import message, revive, revive_state
+from langchain_core.messages import BaseMessage
+
+from remote_graph._core.revive import message, messages_in, revive, revive_state, same_message
 from remote_graph._core.schema import GraphSchemas
 from remote_graph.errors import exception_from_repr, remote_exception
 
@@ -140,6 +142,8 @@ class ChunkReader:
     def __init__(self, view: CallView, schemas: GraphSchemas | None = None) -> None:
         self.view = view
         self._plain = schemas.plain_keys if schemas is not None else frozenset()
+        # Messages root updates handed out without an id (see ``name_idless``).
+        self.idless: list[BaseMessage] = []
 
     def state(self, ns: Namespace, values: Any) -> Any:
         """State values at ``ns`` (the schema only describes the root graph's)."""
@@ -148,12 +152,38 @@ class ChunkReader:
             values = {**values, "__interrupt__": interrupts_of(values["__interrupt__"])}
         return values
 
+    def name_idless(self, values: Any) -> None:
+        """Give the messages root updates handed out without an id the ids the state gave them.
+
+        A node may return a message without an id (a tool's ``ToolMessage``);
+        the state's reducer gives it one, and locally it does so on the very
+        object the ``updates`` chunk handed out, after handing it out. The
+        state that follows (the next root ``values``, or the thread's state at
+        the run's end) holds the message with its id: it is set here on the
+        object handed out, as locally.
+        """
+        if not self.idless:
+            return
+        candidates = [m for m in reversed(messages_in(values)) if m.id is not None]
+        for pending in reversed(list(self.idless)):
+            match = next((c for c in candidates if same_message(c, pending)), None)
+            if match is not None:
+                pending.id = match.id
+                candidates.remove(match)
+        self.idless = [m for m in self.idless if m.id is None]
+
     def read(self, mode: str, ns: Namespace, payload: Any) -> Any:
         """The payload a local run yields for one chunk of ``mode`` at ``ns``."""
         if mode == "values":
-            return self.state(ns, payload)
+            values = self.state(ns, payload)
+            if not ns:
+                self.name_idless(values)
+            return values
         if mode == "updates":
-            return self._update(ns, payload)
+            update = self._update(ns, payload)
+            if not ns:
+                self.idless.extend(m for m in messages_in(update) if m.id is None)
+            return update
         if mode == "messages":
             return self._message(payload)
         if mode == "tasks":
@@ -213,6 +243,10 @@ class ChunkReader:
         if not isinstance(payload, dict):
             return payload
         out = dict(payload)
+        if "config" in out:
+            # The server's own copies of the two configs, in its checkpoint form.
+            out.pop("checkpoint", None)
+            out.pop("parent_checkpoint", None)
         for key in ("config", "parent_config"):
             if out.get(key) is not None:
                 out[key] = self.view.config(out[key])
@@ -229,6 +263,9 @@ class ChunkReader:
         if not isinstance(task, dict):
             return task
         out = dict(task)
+        if "checkpoint" in out and "state" not in out:
+            # The server moves a subgraph task's config to ``checkpoint``; locally it is ``state``.
+            out["state"] = {"configurable": out.pop("checkpoint")}
         if "interrupts" in out:
             out["interrupts"] = _tuples(out["interrupts"])
         if "result" in out:

@@ -79,6 +79,16 @@ class ClassicWire:
     def finish(self, *, interrupted: bool) -> list[Part]:
         return self._parts(self._repeats.finish())
 
+    def wind_up(self) -> Prepare | None:
+        """At the run's end: the thread's state names messages handed out without an id."""
+        return self._name_idless() if self.reader.idless else None
+
+    def _name_idless(self) -> Prepare:
+        reply = yield Request("GET", f"{self._thread_path}/state", timeout=_TASK_ERROR_READ_TIMEOUT)
+        state = reply.body if isinstance(reply, Response) and reply.status == 200 else None
+        if isinstance(state, Mapping):
+            self.reader.name_idless(self.reader.state((), state.get("values")))
+
     # --- chunks -----------------------------------------------------------------
 
     def _parts(self, raws: list[_Raw]) -> list[Part]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, messages_from_dict
 
-__all__ = ["message", "revive", "revive_state"]
+__all__ = ["message", "messages_in", "revive", "revive_state", "same_message"]
 
 _MESSAGE_TYPES = frozenset(
     {
@@ -82,3 +82,19 @@ def revive_state(values: Any, plain_keys: Collection[str] = ()) -> Any:
     if not plain_keys or not isinstance(values, Mapping):
         return revive(values)
     return {key: (item if key in plain_keys else revive(item)) for key, item in values.items()}
+
+
+def messages_in(value: Any) -> list[BaseMessage]:
+    """Every message inside a payload (a state, an update), in order."""
+    if isinstance(value, BaseMessage):
+        return [value]
+    if isinstance(value, Mapping):
+        return [m for item in value.values() for m in messages_in(item)]
+    if isinstance(value, (list, tuple)):
+        return [m for item in value for m in messages_in(item)]
+    return []
+
+
+def same_message(a: BaseMessage, b: BaseMessage) -> bool:
+    """Whether two messages are one message written twice (its id aside)."""
+    return type(a) is type(b) and a.content == b.content and getattr(a, "tool_call_id", None) == getattr(b, "tool_call_id", None)

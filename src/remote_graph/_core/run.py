@@ -383,6 +383,9 @@ class RunDriver:
         """End the run with the server's verdict, once every frame has arrived."""
         status = status_from_server(verdict.record, raised_interrupts=bool(self.wire.interrupts))
         assert status is not None
+        wind_up = self.wire.wind_up()
+        if wind_up is not None:
+            yield from wind_up
         if status is RunStatus.FAILED:
             yield from self._failed(verdict.record, None)
         for part in self.wire.finish(interrupted=status is RunStatus.INTERRUPTED):

@@ -29,9 +29,25 @@ __all__ = ["GraphSchemas", "learn_schemas", "names_messages"]
 # The message classes langchain's JSON schemas name (chunks included).
 _MESSAGE_DEFS = frozenset(
     f"{kind}{suffix}"
-    for kind in ("AIMessage", "HumanMessage", "ChatMessage", "SystemMessage", "FunctionMessage", "ToolMessage", "RemoveMessage")
+    for kind in (
+        "AIMessage",
+        "HumanMessage",
+        "ChatMessage",
+        "SystemMessage",
+        "FunctionMessage",
+        "ToolMessage",
+        "RemoveMessage",
+        "BaseMessage",
+    )
     for suffix in ("", "Chunk")
 )
+# The fields every langchain message's schema has: a definition with them all is one.
+_MESSAGE_FIELDS = frozenset({"content", "additional_kwargs", "response_metadata", "type"})
+
+
+def _is_message_def(definition: Any) -> bool:
+    properties = definition.get("properties") if isinstance(definition, Mapping) else None
+    return isinstance(properties, Mapping) and _MESSAGE_FIELDS <= set(properties)
 
 
 def names_messages(schema: Any, defs: Mapping[str, Any], _seen: frozenset[str] = frozenset()) -> bool:
@@ -40,7 +56,7 @@ def names_messages(schema: Any, defs: Mapping[str, Any], _seen: frozenset[str] =
         ref = schema.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/"):
             name = ref[len("#/$defs/") :]
-            if name in _MESSAGE_DEFS:
+            if name in _MESSAGE_DEFS or _is_message_def(defs.get(name)):
                 return True
             if name in _seen:
                 return False

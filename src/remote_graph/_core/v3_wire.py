@@ -96,6 +96,9 @@ class V3Wire:
     def finish(self, *, interrupted: bool) -> list[Part]:
         return self.converter.finish(interrupted=interrupted)
 
+    def wind_up(self) -> Prepare | None:
+        return None
+
     def _learn_step(self, ns: Namespace, params: Mapping[str, Any]) -> Prepare:
         """A message starts in a step whose node is not known yet: the thread's
         state names the step's tasks."""

@@ -70,3 +70,7 @@ class Wire(Protocol):
     def finish(self, *, interrupted: bool) -> list[Part]:
         """Parts owed when the run ends (held back ones; subgraphs left open, when paused)."""
         ...
+
+    def wind_up(self) -> Prepare | None:
+        """A conversation to run once every frame has arrived, before the run ends, or ``None``."""
+        ...
