@@ -7,18 +7,45 @@ single-flight pump); there is no background task.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Generator
+from typing import Any, TypeVar
 
 import anyio
 import httpx
 
-from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response
+from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response, Timeouts
 from remote_graph._core.convert import Part
 from remote_graph._core.run import RunDriver
 from remote_graph._shell_common import broken, decode, is_event_stream, request_args, stream_request, stream_response
 
 logger = logging.getLogger("remote_graph")
+
+T = TypeVar("T")
+
+
+class AsyncRequests:
+    """Carries out REST ``Request``s with an ``httpx.AsyncClient``, bounded by ``timeouts``."""
+
+    def __init__(self, http: httpx.AsyncClient, timeouts: Timeouts, headers: dict[str, str] | None = None) -> None:
+        self._http = http
+        self._timeouts = timeouts
+        self._headers = headers or {}
+
+    async def request(self, action: Request) -> Response | Broken:
+        try:
+            r = await self._http.request(**request_args(action, self._timeouts, self._headers))
+        except httpx.HTTPError as exc:
+            return broken(exc)
+        return Response(r.status_code, decode(r.content), r.headers.get("content-type", ""), r.headers.get("location"))
+
+    async def run(self, conversation: Generator[Request, Response | Broken, T]) -> T:
+        """Run a conversation of requests (``_core.threads``) to its result."""
+        try:
+            action = next(conversation)
+            while True:
+                action = conversation.send(await self.request(action))
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
 
 
 async def _once(content: bytes) -> AsyncIterator[bytes]:
@@ -37,6 +64,7 @@ class AsyncRunSource(AsyncIterator[Part]):
         self._owner = owner
         self._driver = driver
         self._headers = headers or {}
+        self._requests = AsyncRequests(http, driver.timeouts, self._headers)
         self._response: httpx.Response | None = None
         self._chunks: AsyncIterator[bytes] | None = None
         self._closed = False
@@ -83,18 +111,11 @@ class AsyncRunSource(AsyncIterator[Part]):
         if isinstance(action, Receive):
             return await self._receive()
         if isinstance(action, Request):
-            return await self._request(action)
+            return await self._requests.request(action)
         if isinstance(action, OpenStream):
             return await self._open(action)
         await anyio.sleep(action.seconds)
         return None
-
-    async def _request(self, action: Request) -> Response | Broken:
-        try:
-            r = await self._http.request(**request_args(action, self._driver.timeouts, self._headers))
-        except httpx.HTTPError as exc:
-            return broken(exc)
-        return Response(r.status_code, decode(r.content), r.headers.get("content-type", ""), r.headers.get("location"))
 
     async def _open(self, action: OpenStream) -> Response | Broken:
         await self._close_stream()

@@ -16,7 +16,7 @@ as on the v3 path; an argument local checks raises what local raises.
 from __future__ import annotations
 
 import warnings
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
@@ -170,7 +170,7 @@ class ClassicCall:
         finally:
             source.close()
 
-    async def aiterate(self, graph: RemoteGraph) -> AsyncIterator[Any]:
+    async def aiterate(self, graph: RemoteGraph) -> AsyncGenerator[Any, None]:
         """Async variant of ``iterate``."""
         source = AsyncRunSource(graph._validate_client().http.client, self.driver, self.headers, owner=graph._clients)
         try:

@@ -136,6 +136,11 @@ def translated(doing: str, thread: _Thread | None = None) -> Iterator[None]:
     """Re-raise httpx errors and undecodable answers raised inside as ``RemoteGraphError``s."""
     try:
         yield
+    except RemoteCommandError as exc:
+        if thread is not None:
+            # The server's message names the server thread: name the caller's too.
+            exc.args = (thread.explain(str(exc)), *exc.args[1:])
+        raise
     except httpx.HTTPError as exc:
         raise http_error(exc, doing, thread) from exc
     except orjson.JSONDecodeError as exc:

@@ -8,17 +8,44 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Generator, Iterator
+from typing import Any, TypeVar
 
 import httpx
 
-from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response, Sleep
+from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response, Sleep, Timeouts
 from remote_graph._core.convert import Part
 from remote_graph._core.run import RunDriver
 from remote_graph._shell_common import broken, decode, is_event_stream, request_args, stream_request, stream_response
 
 logger = logging.getLogger("remote_graph")
+
+T = TypeVar("T")
+
+
+class SyncRequests:
+    """Carries out REST ``Request``s with an ``httpx.Client``, bounded by ``timeouts``."""
+
+    def __init__(self, http: httpx.Client, timeouts: Timeouts, headers: dict[str, str] | None = None) -> None:
+        self._http = http
+        self._timeouts = timeouts
+        self._headers = headers or {}
+
+    def request(self, action: Request) -> Response | Broken:
+        try:
+            r = self._http.request(**request_args(action, self._timeouts, self._headers))
+        except httpx.HTTPError as exc:
+            return broken(exc)
+        return Response(r.status_code, decode(r.content), r.headers.get("content-type", ""), r.headers.get("location"))
+
+    def run(self, conversation: Generator[Request, Response | Broken, T]) -> T:
+        """Run a conversation of requests (``_core.threads``) to its result."""
+        try:
+            action = next(conversation)
+            while True:
+                action = conversation.send(self.request(action))
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
 
 
 class SyncRunSource(Iterator[Part]):
@@ -33,6 +60,7 @@ class SyncRunSource(Iterator[Part]):
         self._owner = owner
         self._driver = driver
         self._headers = headers or {}
+        self._requests = SyncRequests(http, driver.timeouts, self._headers)
         self._response: httpx.Response | None = None
         self._chunks: Iterator[bytes] | None = None
         self._closed = False
@@ -78,18 +106,11 @@ class SyncRunSource(Iterator[Part]):
         if isinstance(action, Receive):
             return self._receive()
         if isinstance(action, Request):
-            return self._request(action)
+            return self._requests.request(action)
         if isinstance(action, OpenStream):
             return self._open(action)
         time.sleep(action.seconds)
         return None
-
-    def _request(self, action: Request) -> Response | Broken:
-        try:
-            r = self._http.request(**request_args(action, self._driver.timeouts, self._headers))
-        except httpx.HTTPError as exc:
-            return broken(exc)
-        return Response(r.status_code, decode(r.content), r.headers.get("content-type", ""), r.headers.get("location"))
 
     def _open(self, action: OpenStream) -> Response | Broken:
         self._close_stream()

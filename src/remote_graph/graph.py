@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import aclosing
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, Literal, overload
 from uuid import UUID, uuid4
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs
 from langgraph.errors import GraphInterrupt
-from langgraph.types import All, Durability, GraphOutput, StateSnapshot, StreamMode
+from langgraph.pregel.protocol import PregelProtocol
+from langgraph.types import All, Durability, GraphOutput, StateSnapshot, StateUpdate, StreamMode
 from langgraph.pregel.remote import RemoteGraph as _UpstreamRemoteGraph
 from langgraph.stream.transformers import (
     CustomTransformer,
@@ -20,10 +22,10 @@ from langgraph.stream.transformers import (
     ValuesTransformer,
 )
 from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
-from langgraph_sdk.schema import ThreadState
 
 from remote_graph._aio import AsyncRunSource
 from remote_graph._classic import ClassicCall
+from remote_graph._state import ThreadCalls
 from remote_graph._invoke import InvokeCollector, collector_kwargs
 from remote_graph._clients import ClientSettings, SdkClients
 from remote_graph._core.actions import Timeouts
@@ -94,6 +96,11 @@ def _node_result(task: ParentTask, run: NestedRun, driver: RunDriver, version: s
     return GraphOutput(value=output, interrupts=()) if version == "v2" else output
 
 TransformerFactory = Callable[[tuple[str, ...]], Any]
+
+
+def _no_params(params: Any, method: str) -> None:
+    if params is not None:
+        raise NotImplementedError(f"RemoteGraph.{method} cannot honour params=: extra query parameters are not sent.")
 
 
 @guard_methods
@@ -233,6 +240,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
         self.child_thread_id = child_thread_id
         self.map_thread_id = map_thread_id
         self._schemas = GraphSchemas()
+        self._thread_calls = ThreadCalls(self)
 
     def copy(self, update: dict[str, Any]) -> RemoteGraph:
         """A copy with ``update`` applied to the constructor arguments (private caches start fresh).
@@ -300,24 +308,124 @@ class RemoteGraph(_UpstreamRemoteGraph):
     def _validate_sync_client(self) -> SyncLangGraphClient:
         return self._clients.sync_client()
 
-    # --- state snapshots -----------------------------------------------------------
+    # --- thread state -----------------------------------------------------------
 
-    def _create_state_snapshot(self, state: ThreadState) -> StateSnapshot:
-        if state.get("metadata") is None and state.get("created_at") is None:
-            # The server's answer for a checkpoint it does not have: an empty
-            # state, returned as the empty snapshot a local graph returns.
-            checkpoint = state.get("checkpoint") or {}
-            return StateSnapshot(
-                values=state.get("values") or {},
-                next=(),
-                config={"configurable": dict(checkpoint)},
-                metadata=None,
-                created_at=None,
-                parent_config=None,
-                tasks=(),
-                interrupts=(),
-            )
-        return super()._create_state_snapshot(state)
+    def get_state(
+        self, config: RunnableConfig, *, subgraphs: bool = False, headers: dict[str, str] | None = None, params: Any = None
+    ) -> StateSnapshot:
+        """The thread's state, as a local graph's ``get_state`` returns it.
+
+        Values hold message objects (revived by the deployed graph's state
+        schema), tasks their ``Interrupt``s and, with ``subgraphs=True``, their
+        subgraph's own snapshot; a thread the server does not have reads as an
+        empty snapshot, as a local thread with no checkpoint does. A
+        ``checkpoint_id`` (and ``checkpoint_ns``) in the config reads that
+        checkpoint.
+        """
+        _no_params(params, "get_state")
+        return self._thread_calls.sync(headers).run(self._thread_calls.state(config, subgraphs))
+
+    async def aget_state(
+        self, config: RunnableConfig, *, subgraphs: bool = False, headers: dict[str, str] | None = None, params: Any = None
+    ) -> StateSnapshot:
+        """Async variant of ``get_state``."""
+        _no_params(params, "aget_state")
+        return await self._thread_calls.async_(headers).run(self._thread_calls.state(config, subgraphs))
+
+    def get_state_history(
+        self,
+        config: RunnableConfig,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+        headers: dict[str, str] | None = None,
+        params: Any = None,
+    ) -> Iterator[StateSnapshot]:
+        """The thread's checkpoints, newest first, as a local graph's ``get_state_history`` yields them.
+
+        All of them unless ``limit`` is given (read from the server page by
+        page, as the caller iterates); ``before`` starts below a checkpoint,
+        ``filter`` matches checkpoint metadata. A thread the server does not
+        have has no history.
+        """
+        _no_params(params, "get_state_history")
+        yield from self._thread_calls.history_pages_sync(config, filter=filter, before=before, limit=limit, headers=headers)
+
+    async def aget_state_history(
+        self,
+        config: RunnableConfig,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+        headers: dict[str, str] | None = None,
+        params: Any = None,
+    ) -> AsyncIterator[StateSnapshot]:
+        """Async variant of ``get_state_history``."""
+        _no_params(params, "aget_state_history")
+        async for state in self._thread_calls.history_pages_async(config, filter=filter, before=before, limit=limit, headers=headers):
+            yield state
+
+    # A compiled graph's signature (task_id), which upstream's RemoteGraph lacks.
+    def update_state(  # type: ignore[override]
+        self,
+        config: RunnableConfig,
+        values: dict[str, Any] | Any | None,
+        as_node: str | None = None,
+        task_id: str | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+    ) -> RunnableConfig:
+        """Write ``values`` to the thread as if node ``as_node`` had; the new checkpoint's config.
+
+        As locally, a thread with no checkpoint yet gets its first one (the
+        server's thread is created for the deployed graph first).
+        """
+        return self._thread_calls.sync(headers).run(self._thread_calls.update(config, values, as_node, task_id))
+
+    async def aupdate_state(  # type: ignore[override]
+        self,
+        config: RunnableConfig,
+        values: dict[str, Any] | Any | None,
+        as_node: str | None = None,
+        task_id: str | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+    ) -> RunnableConfig:
+        """Async variant of ``update_state``."""
+        return await self._thread_calls.async_(headers).run(self._thread_calls.update(config, values, as_node, task_id))
+
+    # A compiled graph's signature: supersteps of StateUpdates.
+    def bulk_update_state(self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]) -> RunnableConfig:  # type: ignore[override]
+        """Apply ``supersteps`` of ``StateUpdate``s (``(values, as_node)``) to the thread, in order.
+
+        Each superstep's updates become one checkpoint, as locally (the server
+        applies them through its threads API, creating the thread when it has
+        none). Returns the last checkpoint's config.
+        """
+        return self._thread_calls.sync(None).run(self._thread_calls.bulk(config, supersteps))
+
+    async def abulk_update_state(  # type: ignore[override]
+        self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]
+    ) -> RunnableConfig:
+        """Async variant of ``bulk_update_state``."""
+        return await self._thread_calls.async_(None).run(self._thread_calls.bulk(config, supersteps))
+
+    def get_subgraphs(self, *, namespace: str | None = None, recurse: bool = False) -> Iterator[tuple[str, PregelProtocol[Any, Any, Any, Any]]]:
+        """The deployed graph's subgraphs by namespace, as the server describes them.
+
+        Each is a ``RemoteSubgraph``: its schemas are the server's, but it
+        cannot run on its own (the server runs only deployed graphs), so its
+        run methods raise ``NotImplementedError`` saying so.
+        """
+        for namespace_, subgraph in self._thread_calls.sync(None).run(self._thread_calls.subgraphs(namespace, recurse)):
+            yield namespace_, subgraph  # type: ignore[misc]
+
+    async def aget_subgraphs(self, *, namespace: str | None = None, recurse: bool = False) -> AsyncIterator[tuple[str, PregelProtocol[Any, Any, Any, Any]]]:
+        """Async variant of ``get_subgraphs``."""
+        for namespace_, subgraph in await self._thread_calls.async_(None).run(self._thread_calls.subgraphs(namespace, recurse)):
+            yield namespace_, subgraph  # type: ignore[misc]
 
     # --- inside a local parent ------------------------------------------------
 
@@ -355,8 +463,9 @@ class RemoteGraph(_UpstreamRemoteGraph):
         nested = self._nested(input, config, kwargs)
         if nested is None:
             collect = InvokeCollector(**collector_kwargs(kwargs))
-            async for chunk in self.astream(input, config, **collect.stream_kwargs(kwargs)):
-                collect.add(chunk)
+            async with aclosing(self.astream(input, config, **collect.stream_kwargs(kwargs))) as chunks:
+                async for chunk in chunks:
+                    collect.add(chunk)
             return collect.result()
         task, driver, options = nested
         run = _nested_run(task)
@@ -483,7 +592,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
         debug: bool | None = None,
         version: Literal["v1", "v2"] = "v1",
         **kwargs: Any,
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncGenerator[Any, None]:
         """Async variant of ``stream``; cancelling it, or closing it early, cancels the run."""
         call = ClassicCall.start(
             self,
@@ -503,8 +612,10 @@ class RemoteGraph(_UpstreamRemoteGraph):
             },
             method="astream()",
         )
-        async for chunk in call.aiterate(self):
-            yield chunk
+        # Closed with the caller's generator: an async for does not close what it iterates.
+        async with aclosing(call.aiterate(self)) as chunks:
+            async for chunk in chunks:
+                yield chunk
 
     # --- v3 --------------------------------------------------------------------
 

@@ -84,8 +84,10 @@ def state_with_subgraphs(lane: Lane) -> Any:
     lane.invoke(graph, GATE, config)
     out = {"nested": lane.state(graph, config, subgraphs=True), "flat": lane.state(graph, config)}
     done = lane.thread()
-    lane.invoke(lane.graph("nested"), LINEAR, done)
-    out["finished"] = lane.state(lane.graph("nested"), done, subgraphs=True)
+    # One graph for both calls: a local twin keeps its threads in its own checkpointer.
+    nested = lane.graph("nested")
+    lane.invoke(nested, LINEAR, done)
+    out["finished"] = lane.state(nested, done, subgraphs=True)
     return out
 
 
@@ -243,8 +245,15 @@ def get_subgraphs_names_and_use(lane: Lane) -> Any:
         "subask": [name for name, _ in lane.get_subgraphs(lane.graph("subask"))],
         "none": [name for name, _ in lane.get_subgraphs(lane.graph("react"))],
     }
-    # Each is a graph of its own: it runs on its own input.
-    out["runs"] = {name: lane.invoke(sub, LINEAR) for name, sub in lane.get_subgraphs(nested, recurse=True)}
+    # Each describes its own input and output. (Running one on its own is a kept
+    # divergence: a deployed graph's subgraph is not an assistant, see the probe below.)
+    out["schemas"] = {
+        name: {
+            "input": sorted((sub.get_input_jsonschema().get("properties") or {}).keys()),
+            "output": sorted((sub.get_output_jsonschema().get("properties") or {}).keys()),
+        }
+        for name, sub in lane.get_subgraphs(nested, recurse=True)
+    }
     return out
 
 
@@ -252,3 +261,17 @@ def get_subgraphs_names_and_use(lane: Lane) -> Any:
 def test_classic_state_local_equals_remote(name: str, flavour: str, request: pytest.FixtureRequest) -> None:
     local, remote = compare(SCENARIOS[name], flavour, lanes_server_url(request))
     assert objects(remote) == objects(local)
+
+
+# --- divergences kept on purpose (README: "Divergences from local") -----------------------
+
+
+def test_probe_a_subgraph_of_a_deployed_graph_cannot_run_on_its_own(server_url: str) -> None:
+    """Locally ``get_subgraphs`` yields compiled subgraphs that run on their own; the
+    server runs only deployed graphs (assistants), so a remote subgraph says so."""
+    from remote_graph import RemoteGraph
+
+    subgraphs = dict(RemoteGraph("nested", url=server_url).get_subgraphs(recurse=True))
+    assert set(subgraphs) == {"sub", "sub|deeper"}
+    with pytest.raises(NotImplementedError, match="subgraph 'sub'.*runs only deployed graphs"):
+        subgraphs["sub"].invoke({"x": 1, "log": []})

@@ -121,8 +121,8 @@ class MockServer:
 
 
 def thread_requests(server: MockServer) -> list[httpx.Request]:
-    """What was sent about a thread: a graph's first run also reads its assistant's schemas."""
-    return [request for request in server.requests if not request.url.path.startswith("/assistants/")]
+    """What was sent about a thread: a graph's first call also reads its assistant's schemas."""
+    return [request for request in server.requests if not request.url.path.startswith("/assistants")]
 
 
 def _refuse(request: httpx.Request) -> httpx.Response:
@@ -165,7 +165,8 @@ def test_a_config_that_is_not_a_mapping_is_a_type_error_naming_it(
 
 
 def _not_found(request: httpx.Request) -> httpx.Response:
-    return httpx.Response(404, json={"detail": "no such thread"})
+    # A refusal every method raises on (a missing thread, 404, reads as an empty one).
+    return httpx.Response(409, json={"detail": "no such thread"})
 
 
 @pytest.mark.timeout(10)
@@ -288,6 +289,9 @@ def test_a_transport_error_is_a_remote_error_caused_by_it(
 @pytest.mark.parametrize(("name", "call", "_"), CALLS + SERVER_CALLS, ids=ids(CALLS + SERVER_CALLS))
 @pytest.mark.parametrize("status", [400, 404, 409, 422, 500, 503])
 def test_an_http_error_status_is_a_command_error_with_that_status(name: str, call: Call, _: bool, status: int) -> None:
+    if status == 404 and name.removeprefix("a") in ("get_state", "get_state_history"):
+        pytest.skip("a thread the server does not have reads as an empty one, as a local thread with no checkpoint")
+
     def respond(request: httpx.Request) -> httpx.Response:
         return httpx.Response(status, json={"detail": f"refused with {status}"})
 

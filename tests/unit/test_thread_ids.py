@@ -165,6 +165,9 @@ class StateServer:
         self.bodies: list[bytes] = []
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path.startswith("/assistants/"):
+            # The graph's schemas, read once: this server does not describe them.
+            return httpx.Response(404, json={"detail": "Not Found"})
         self.paths.append(request.url.path)
         self.bodies.append(request.content)
         thread_id = request.url.path.split("/")[2]
@@ -231,7 +234,7 @@ def test_state_methods_address_the_mapped_thread_and_read_back_the_name(flavour:
 def test_a_uuid_thread_reads_back_as_given() -> None:
     server = StateServer()
     snapshot = server.graph().get_state({"configurable": {"thread_id": THREAD.upper()}})
-    assert server.paths == [f"/threads/{THREAD}/state/checkpoint"] and THREAD.upper().encode() not in server.bodies[0]
+    assert server.paths == [f"/threads/{THREAD}/state"] and THREAD.upper().encode() not in server.bodies[0]
     assert _thread_ids(snapshot) == [THREAD.upper()] * 3
     snapshot = server.graph().get_state({"configurable": {"thread_id": uuid.UUID(THREAD)}})
     assert _thread_ids(snapshot) == [THREAD] * 3
@@ -239,15 +242,17 @@ def test_a_uuid_thread_reads_back_as_given() -> None:
 
 def test_a_server_error_about_a_named_thread_names_it() -> None:
     def not_found(request: httpx.Request) -> httpx.Response:
+        if request.url.path.startswith("/assistants"):
+            return httpx.Response(404, json={"detail": "Not Found"})
         thread_id = request.url.path.split("/")[2]
-        return httpx.Response(404, json={"detail": f"Thread with ID {thread_id} not found"})
+        return httpx.Response(403, json={"detail": f"Thread with ID {thread_id} not found"})
 
     transport = httpx.MockTransport(not_found)
     graph = RemoteGraph("g", sync_client=SyncLangGraphClient(httpx.Client(transport=transport, base_url=BASE)))
     mapped = default_map_thread_id("my-thread-1")
     with pytest.raises(RemoteCommandError, match=f"{mapped} \\(thread_id 'my-thread-1'\\) not found") as info:
         graph.get_state({"configurable": {"thread_id": "my-thread-1"}})
-    assert info.value.status == 404
+    assert info.value.status == 403
     with pytest.raises(RemoteCommandError, match=f"ID {THREAD} not found"):
         graph.get_state({"configurable": {"thread_id": THREAD}})
 

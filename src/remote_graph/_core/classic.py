@@ -34,7 +34,7 @@ from remote_graph._core.revive import message, messages_in, revive, revive_state
 from remote_graph._core.schema import GraphSchemas
 from remote_graph.errors import exception_from_repr, remote_exception
 
-__all__ = ["CallView", "ChunkReader", "SERVER_METADATA", "interrupts_of"]
+__all__ = ["CallView", "ChunkReader", "SERVER_METADATA", "interrupts_of", "tuples"]
 
 Namespace = tuple[str, ...]
 
@@ -65,8 +65,9 @@ _TUPLE_METADATA = ("langgraph_triggers", "langgraph_path")
 HIDDEN_MESSAGE = "An internal error occurred"
 
 
-def _tuples(value: Any) -> Any:
-    return tuple(_tuples(item) for item in value) if isinstance(value, list) else value
+def tuples(value: Any) -> Any:
+    """``value`` with its lists (JSON's tuples) as tuples, at every depth."""
+    return tuple(tuples(item) for item in value) if isinstance(value, (list, tuple)) else value
 
 
 def interrupts_of(raw: Any) -> tuple[Interrupt, ...]:
@@ -109,7 +110,7 @@ class CallView:
                     continue
                 value = self.thread_name if value == self.server_thread else value
             elif key in _TUPLE_METADATA:
-                value = _tuples(value)
+                value = tuples(value)
             out[key] = value
         return out
 
@@ -223,7 +224,7 @@ class ChunkReader:
         if "input" in out:
             out["input"] = self.state(ns, out["input"])
         if "triggers" in out:
-            out["triggers"] = _tuples(out["triggers"])
+            out["triggers"] = tuples(out["triggers"])
         if "metadata" in out:
             out["metadata"] = self.view.metadata(out["metadata"])
             if not out["metadata"]:
@@ -267,7 +268,7 @@ class ChunkReader:
             # The server moves a subgraph task's config to ``checkpoint``; locally it is ``state``.
             out["state"] = {"configurable": out.pop("checkpoint")}
         if "interrupts" in out:
-            out["interrupts"] = _tuples(out["interrupts"])
+            out["interrupts"] = tuples(out["interrupts"])
         if "result" in out:
             out["result"] = self._result(ns, out["result"])
         if out.get("error") is not None:

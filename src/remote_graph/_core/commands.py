@@ -181,6 +181,11 @@ class StartPlan:
     stream_subgraphs: bool = False
 
     @property
+    def carries_metadata(self) -> bool:
+        """Whether the run has metadata of the caller's (its config's, or ``metadata=``)."""
+        return bool(self.config.get("metadata") or self.options.metadata)
+
+    @property
     def resumes(self) -> bool:
         return isinstance(self.input, Command) and self.input.resume is not None
 

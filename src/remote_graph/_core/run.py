@@ -195,6 +195,15 @@ class RunDriver:
                 thread_state = reply.body
             elif reply.status != 404:
                 self._fail(command_error(reply.body, reply.status))
+        if self.plan.carries_metadata:
+            # A run that creates its thread leaves its metadata on the thread, and
+            # the server gives a thread's metadata to every later run on it; a
+            # local run's metadata stays on its own checkpoints. So the thread is
+            # made first, with none.
+            reply = yield Request("POST", "/threads", json={"thread_id": self.thread_id, "if_exists": "do_nothing"})
+            self._check_sent(reply, "making sure the thread exists")
+            if not 200 <= reply.status < 300 and reply.status != 409:
+                self._fail(command_error(reply.body, reply.status))
         try:
             start = self.plan.request(self._thread_path, thread_state)
         except BaseException as exc:

@@ -72,6 +72,8 @@ class GraphSchemas:
 
     Attributes:
         known: Whether the server was asked (whatever it answered).
+        graph_id: The deployed graph's id (its name in ``langgraph.json``), when known.
+        assistant_id: The assistant's UUID, when known (a graph name names its default assistant).
         keys: The output schema's keys, or ``None`` when unknown.
         message_keys: State keys whose schema admits messages.
         plain_keys: State keys whose schema admits no message.
@@ -79,6 +81,8 @@ class GraphSchemas:
 
     def __init__(self) -> None:
         self.known = False
+        self.graph_id: str | None = None
+        self.assistant_id: str | None = None
         self.keys: frozenset[str] | None = None
         self.message_keys: frozenset[str] = frozenset()
         self.plain_keys: frozenset[str] = frozenset()
@@ -86,6 +90,8 @@ class GraphSchemas:
     def learn(self, schemas: Any) -> None:
         """Record the body of ``GET /assistants/{id}/schemas`` (``None``: the server could not say)."""
         self.known = True
+        graph_id = schemas.get("graph_id") if isinstance(schemas, Mapping) else None
+        self.graph_id = graph_id if isinstance(graph_id, str) and graph_id else None
         output = schemas.get("output_schema") if isinstance(schemas, Mapping) else None
         properties = output.get("properties") if isinstance(output, Mapping) else None
         self.keys = frozenset(properties) if isinstance(properties, Mapping) and properties else None
@@ -116,6 +122,7 @@ def learn_schemas(assistant_id: str, schemas: GraphSchemas) -> Generator[Request
         assistant_id = str(found[0].get("assistant_id"))
     reply = yield Request("GET", f"/assistants/{quote(assistant_id, safe='')}/schemas")
     schemas.learn(reply.body if isinstance(reply, Response) and reply.status == 200 else None)
+    schemas.assistant_id = assistant_id
 
 
 def _is_uuid(value: str) -> bool:

@@ -1,0 +1,203 @@
+"""A thread's state, read and written through the server's threads API, as sans-I/O conversations.
+
+Each function is a generator: it yields ``Request``s, is sent the shell's
+``Response`` (or ``Broken``) for each, and returns what the method returns, as
+a local graph returns it (``snapshot.py``). The shells run them
+(``_sync.SyncRequests.run``, ``_aio.AsyncRequests.run``), so the sync and the
+async method share all but the I/O.
+
+Where a local graph and the server differ on a thread that does not exist
+(the server answers 404), the conversation does what the local graph does:
+reads are empty, and a write creates the thread (for the deployed graph) and
+writes to it, as a local write starts a thread's first checkpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import StateSnapshot
+
+from remote_graph._core.actions import Broken, Request, Response
+from remote_graph._core.classic import ChunkReader
+from remote_graph._core.failure import command_error
+from remote_graph._core.schema import GraphSchemas, learn_schemas
+from remote_graph._core.snapshot import checkpoint_config, empty_snapshot, snapshot
+from remote_graph.errors import RemoteConnectionError, RemoteProtocolError, RemoteTimeoutError
+
+__all__ = [
+    "HISTORY_PAGE",
+    "Talk",
+    "bulk_update",
+    "history_page",
+    "read_state",
+    "reply_or_raise",
+    "update_state",
+]
+
+T = TypeVar("T")
+Talk = Generator[Request, Response | Broken, T]
+"""A conversation of requests that ends with a result."""
+
+# The server's history answers in pages; a local history has no limit.
+HISTORY_PAGE = 100
+
+# The configurable keys that address a checkpoint.
+_COORDINATES = ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")
+
+
+def reply_or_raise(reply: Response | Broken, doing: str, *, allow: tuple[int, ...] = ()) -> Response:
+    """The answer, or the ``RemoteGraphError`` it means: a transport failure, or
+    a status other than 2xx (and ``allow``)."""
+    if isinstance(reply, Broken):
+        error_type = RemoteTimeoutError if reply.timed_out else RemoteConnectionError
+        error = error_type(f"{'timed out' if reply.timed_out else 'connection failed'} while {doing}: {reply.error!r}")
+        error.__cause__ = reply.error
+        raise error
+    if 200 <= reply.status < 300 or reply.status in allow:
+        return reply
+    raise command_error(reply.body, reply.status)
+
+
+def _json(reply: Response, doing: str) -> Any:
+    if isinstance(reply.body, str):
+        raise RemoteProtocolError(f"the server's answer is not JSON while {doing}: {reply.body[:200]!r}")
+    return reply.body
+
+
+def checkpoint_of(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The checkpoint coordinates a config names (thread, namespace, id)."""
+    configurable = config.get("configurable") or {}
+    return {key: configurable[key] for key in _COORDINATES if configurable.get(key) is not None}
+
+
+def read_state(thread_path: str, config: Mapping[str, Any], reader: ChunkReader, *, subgraphs: bool) -> Talk[StateSnapshot]:
+    """``get_state``: the thread's latest state, or the checkpoint the config names."""
+    checkpoint = checkpoint_of(config)
+    if set(checkpoint) - {"thread_id"}:
+        request = Request("POST", f"{thread_path}/state/checkpoint", json={"checkpoint": checkpoint, "subgraphs": subgraphs})
+    else:
+        request = Request("GET", f"{thread_path}/state", params={"subgraphs": "true"} if subgraphs else None)
+    reply = reply_or_raise((yield request), "reading the thread's state", allow=(404,))
+    if reply.status == 404:
+        return empty_snapshot({"configurable": checkpoint})
+    body = _json(reply, "reading the thread's state")
+    if not isinstance(body, Mapping):
+        raise RemoteProtocolError(f"the server answered the thread's state with {body!r}")
+    return snapshot(body, reader)
+
+
+def history_page(
+    thread_path: str,
+    config: Mapping[str, Any],
+    reader: ChunkReader,
+    *,
+    limit: int,
+    before: Mapping[str, Any] | None,
+    filter: Mapping[str, Any] | None,
+) -> Talk[list[StateSnapshot]]:
+    """One page of ``get_state_history``, newest first (``[]`` for a thread the server does not have)."""
+    body: dict[str, Any] = {"limit": limit}
+    checkpoint = checkpoint_of(config)
+    if set(checkpoint) - {"thread_id"}:
+        body["checkpoint"] = checkpoint
+    if before:
+        # The server reads ``before`` as a config (a flat checkpoint fails it with a 500).
+        body["before"] = {"configurable": checkpoint_of(before)}
+    if filter:
+        body["metadata"] = dict(filter)
+    reply = reply_or_raise((yield Request("POST", f"{thread_path}/history", json=body)), "reading the thread's history", allow=(404,))
+    if reply.status == 404:
+        return []
+    states = _json(reply, "reading the thread's history")
+    if not isinstance(states, list):
+        raise RemoteProtocolError(f"the server answered the thread's history with {states!r}")
+    return [snapshot(state, reader) for state in states if isinstance(state, Mapping)]
+
+
+def history_pages(pages: Iterator[list[StateSnapshot]], limit: int | None) -> Iterator[StateSnapshot]:
+    """Snapshots from successive pages, up to ``limit`` (all of them when ``None``)."""
+    count = 0
+    for page in pages:
+        for state in page:
+            if limit is not None and count >= limit:
+                return
+            count += 1
+            yield state
+        if len(page) < HISTORY_PAGE:
+            return
+
+
+def _create_thread(thread_id: str, schemas: GraphSchemas, assistant_id: str, supersteps: Any = None) -> Talk[Response]:
+    """Create the thread for the deployed graph (or, with ``supersteps``, apply them
+    to it, creating it when it does not exist)."""
+    if not schemas.known:
+        yield from learn_schemas(assistant_id, schemas)
+    graph_id = schemas.graph_id or assistant_id
+    body: dict[str, Any] = {"thread_id": thread_id, "if_exists": "do_nothing", "metadata": {"graph_id": graph_id}}
+    if supersteps is not None:
+        body["supersteps"] = supersteps
+    reply = yield Request("POST", "/threads", json=body)
+    return reply_or_raise(reply, "creating the thread" if supersteps is None else "updating the thread's state in bulk")
+
+
+def update_state(
+    thread_path: str,
+    thread_id: str,
+    config: Mapping[str, Any],
+    values: Any,
+    as_node: str | None,
+    *,
+    schemas: GraphSchemas,
+    assistant_id: str,
+) -> Talk[RunnableConfig]:
+    """``update_state``: write ``values`` as ``as_node``; the new checkpoint's config."""
+    body: dict[str, Any] = {"values": values}
+    if as_node is not None:
+        body["as_node"] = as_node
+    checkpoint = checkpoint_of(config)
+    if set(checkpoint) - {"thread_id"}:
+        body["checkpoint"] = checkpoint
+    reply = reply_or_raise((yield Request("POST", f"{thread_path}/state", json=body)), "updating the thread's state", allow=(404,))
+    if reply.status == 404:
+        # A local graph writes a thread's first checkpoint; the server needs the thread first.
+        yield from _create_thread(thread_id, schemas, assistant_id)
+        reply = reply_or_raise((yield Request("POST", f"{thread_path}/state", json=body)), "updating the thread's state")
+    answer = _json(reply, "updating the thread's state")
+    written = checkpoint_config(answer.get("checkpoint")) if isinstance(answer, Mapping) else None
+    if written is None:
+        raise RemoteProtocolError(f"the server answered the state update without the checkpoint it wrote: {answer!r}")
+    return written
+
+
+def bulk_update(
+    thread_path: str,
+    thread_id: str,
+    supersteps: Sequence[Sequence[Any]],
+    *,
+    schemas: GraphSchemas,
+    assistant_id: str,
+) -> Talk[RunnableConfig]:
+    """``bulk_update_state``: apply ``supersteps`` of ``StateUpdate``s; the last checkpoint's config.
+
+    The server applies them through the threads API (``POST /threads`` with
+    ``supersteps``), creating the thread when it does not exist, as a local
+    graph starts a thread with its first update.
+    """
+    payload = [{"updates": [_update(update) for update in superstep]} for superstep in supersteps]
+    yield from _create_thread(thread_id, schemas, assistant_id, payload)
+    reply = reply_or_raise((yield Request("GET", f"{thread_path}/state")), "reading the thread's state")
+    state = _json(reply, "reading the thread's state")
+    written = checkpoint_config(state.get("checkpoint")) if isinstance(state, Mapping) else None
+    if written is None:
+        raise RemoteProtocolError(f"the thread's state after a bulk update names no checkpoint: {state!r}")
+    return written
+
+
+def _update(update: Any) -> dict[str, Any]:
+    values, as_node, task_id = (*update, None)[:3] if isinstance(update, tuple) else (update, None, None)
+    if task_id is not None:
+        raise NotImplementedError("RemoteGraph.bulk_update_state cannot honour a StateUpdate's task_id: the server's updates take none.")
+    return {"values": values, **({"as_node": as_node} if as_node is not None else {})}

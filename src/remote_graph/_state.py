@@ -1,0 +1,202 @@
+"""The thread-state methods of ``RemoteGraph``: reads and writes of a thread's checkpoints.
+
+``get_state``, ``get_state_history``, ``update_state`` and ``bulk_update_state``
+(and their async variants) run the conversations of ``_core.threads`` on the
+graph's clients; ``get_subgraphs`` reads the deployed graph's subgraphs. What
+comes back is what a local graph returns: ``StateSnapshot``s with revived
+values, ``Interrupt``s, nested task states, and an empty snapshot (an empty
+history) for a thread the server does not have. The thread ids the caller sent
+are mapped and read back by ``_guard``, as for every method.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import quote
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import merge_configs
+from langgraph.types import StateSnapshot
+
+from remote_graph._aio import AsyncRequests
+from remote_graph._core.actions import Broken, Request, Response
+from remote_graph._core.classic import CallView, ChunkReader
+from remote_graph._core.schema import learn_schemas
+from remote_graph._core.threads import HISTORY_PAGE, bulk_update, history_page, history_pages, read_state, reply_or_raise, update_state
+from remote_graph._sync import SyncRequests
+
+if TYPE_CHECKING:
+    from remote_graph.graph import RemoteGraph
+
+__all__ = ["ThreadCalls", "RemoteSubgraph"]
+
+T = TypeVar("T")
+Talk = Generator[Request, Response | Broken, T]
+
+
+class RemoteSubgraph:
+    """A subgraph of a deployed graph, as ``get_subgraphs`` yields it.
+
+    The server describes a deployed graph's subgraphs (their schemas), but runs
+    only whole deployed graphs: a subgraph has no assistant of its own, so it
+    cannot run or hold threads on its own. Its runs and thread methods raise
+    ``NotImplementedError`` saying so; its schemas are the server's.
+
+    Attributes:
+        namespace: The subgraph's namespace in its parent (``parent|child``).
+        schemas: The server's JSON schemas of the subgraph (``input_schema``,
+            ``output_schema``, ``state_schema``, ``config_schema``, ...).
+    """
+
+    def __init__(self, parent: str, namespace: str, schemas: Mapping[str, Any]) -> None:
+        self.parent = parent
+        self.namespace = namespace
+        self.name = namespace.rsplit("|", 1)[-1]
+        self.schemas = dict(schemas)
+
+    def get_input_jsonschema(self, config: RunnableConfig | None = None) -> dict[str, Any]:
+        return dict(self.schemas.get("input_schema") or {})
+
+    def get_output_jsonschema(self, config: RunnableConfig | None = None) -> dict[str, Any]:
+        return dict(self.schemas.get("output_schema") or {})
+
+    def _refuse(self, method: str) -> NotImplementedError:
+        return NotImplementedError(
+            f"{method}() on subgraph {self.namespace!r} of the deployed graph {self.parent!r}: the server runs only "
+            "deployed graphs (assistants), and a subgraph is not one; run the parent graph instead"
+        )
+
+    def invoke(self, *args: Any, **kwargs: Any) -> Any:
+        raise self._refuse("invoke")
+
+    async def ainvoke(self, *args: Any, **kwargs: Any) -> Any:
+        raise self._refuse("ainvoke")
+
+    def stream(self, *args: Any, **kwargs: Any) -> Any:
+        raise self._refuse("stream")
+
+    def astream(self, *args: Any, **kwargs: Any) -> Any:
+        raise self._refuse("astream")
+
+    def get_state(self, *args: Any, **kwargs: Any) -> Any:
+        raise self._refuse("get_state")
+
+    async def aget_state(self, *args: Any, **kwargs: Any) -> Any:
+        raise self._refuse("aget_state")
+
+    def __repr__(self) -> str:
+        return f"RemoteSubgraph({self.parent!r}, {self.namespace!r})"
+
+
+class ThreadCalls:
+    """The thread-state calls of one ``RemoteGraph`` (see the module docstring)."""
+
+    def __init__(self, graph: RemoteGraph) -> None:
+        self.graph = graph
+
+    # --- the pieces every call shares -------------------------------------------
+
+    def _target(self, config: RunnableConfig) -> tuple[RunnableConfig, str, str, ChunkReader]:
+        merged = merge_configs(self.graph.config, config)
+        thread_id = str((merged.get("configurable") or {})["thread_id"])
+        # The guard reads thread ids back in the caller's terms.
+        reader = ChunkReader(CallView(server_thread=thread_id, thread_name=None), self.graph._schemas)
+        return merged, thread_id, f"/threads/{quote(thread_id, safe='')}", reader
+
+    def _with_schemas(self, talk: Talk[T]) -> Talk[T]:
+        """``talk``, after the deployed graph's schemas are known (they revive state)."""
+        if not self.graph._schemas.known:
+            yield from learn_schemas(self.graph.assistant_id, self.graph._schemas)
+        return (yield from talk)
+
+    def sync(self, headers: Mapping[str, str] | None) -> SyncRequests:
+        return SyncRequests(self.graph._validate_sync_client().http.client, self.graph.timeouts, dict(headers or {}))
+
+    def async_(self, headers: Mapping[str, str] | None) -> AsyncRequests:
+        return AsyncRequests(self.graph._validate_client().http.client, self.graph.timeouts, dict(headers or {}))
+
+    # --- the calls -----------------------------------------------------------------
+
+    def state(self, config: RunnableConfig, subgraphs: bool) -> Talk[StateSnapshot]:
+        merged, _, path, reader = self._target(config)
+        return self._with_schemas(read_state(path, merged, reader, subgraphs=subgraphs))
+
+    def update(self, config: RunnableConfig, values: Any, as_node: str | None, task_id: str | None) -> Talk[RunnableConfig]:
+        if task_id is not None:
+            raise NotImplementedError("RemoteGraph.update_state cannot honour task_id=: the server's state updates take none.")
+        merged, thread_id, path, _ = self._target(config)
+        graph = self.graph
+        return update_state(path, thread_id, merged, values, as_node, schemas=graph._schemas, assistant_id=graph.assistant_id)
+
+    def bulk(self, config: RunnableConfig, supersteps: Sequence[Sequence[Any]]) -> Talk[RunnableConfig]:
+        if not supersteps or any(not superstep for superstep in supersteps):
+            raise ValueError("bulk_update_state needs at least one superstep, and every superstep at least one update")
+        _, thread_id, path, _ = self._target(config)
+        graph = self.graph
+        return bulk_update(path, thread_id, supersteps, schemas=graph._schemas, assistant_id=graph.assistant_id)
+
+    def history_pages_sync(
+        self,
+        config: RunnableConfig,
+        *,
+        filter: Mapping[str, Any] | None,
+        before: RunnableConfig | None,
+        limit: int | None,
+        headers: Mapping[str, str] | None,
+    ) -> Iterator[StateSnapshot]:
+        merged, _, path, reader = self._target(config)
+        requests = self.sync(headers)
+
+        def pages() -> Iterator[list[StateSnapshot]]:
+            cursor: Mapping[str, Any] | None = before
+            first = True
+            while True:
+                page_size = HISTORY_PAGE if limit is None else min(limit, HISTORY_PAGE)
+                talk = history_page(path, merged, reader, limit=page_size, before=cursor, filter=filter)
+                page = requests.run(self._with_schemas(talk) if first else talk)
+                first = False
+                yield page
+                if not page:
+                    return
+                cursor = page[-1].config
+
+        return history_pages(pages(), limit)
+
+    async def history_pages_async(
+        self,
+        config: RunnableConfig,
+        *,
+        filter: Mapping[str, Any] | None,
+        before: RunnableConfig | None,
+        limit: int | None,
+        headers: Mapping[str, str] | None,
+    ) -> AsyncIterator[StateSnapshot]:
+        merged, _, path, reader = self._target(config)
+        requests = self.async_(headers)
+        cursor: Mapping[str, Any] | None = before
+        first, count = True, 0
+        while True:
+            page_size = HISTORY_PAGE if limit is None else min(limit - count, HISTORY_PAGE)
+            talk = history_page(path, merged, reader, limit=page_size, before=cursor, filter=filter)
+            page = await requests.run(self._with_schemas(talk) if first else talk)
+            first = False
+            for state in page:
+                count += 1
+                yield state
+            if len(page) < page_size or (limit is not None and count >= limit):
+                return
+            cursor = page[-1].config
+
+    def subgraphs(self, namespace: str | None, recurse: bool) -> Talk[list[tuple[str, RemoteSubgraph]]]:
+        """``get_subgraphs``: the deployed graph's subgraphs, by namespace, as the server describes them."""
+        graph = self.graph
+        if not graph._schemas.known:
+            yield from learn_schemas(graph.assistant_id, graph._schemas)
+        assistant = graph._schemas.assistant_id or graph.assistant_id
+        path = f"/assistants/{quote(assistant, safe='')}/subgraphs"
+        if namespace is not None:
+            path = f"{path}/{quote(namespace, safe='')}"
+        reply = reply_or_raise((yield Request("GET", path, params={"recurse": "true" if recurse else "false"})), "reading the graph's subgraphs")
+        found = reply.body if isinstance(reply.body, Mapping) else {}
+        return [(ns, RemoteSubgraph(graph.assistant_id, ns, schemas)) for ns, schemas in found.items() if isinstance(schemas, Mapping)]
