@@ -29,6 +29,8 @@ from remote_graph._aio import AsyncRunSource
 from remote_graph._core.classic import CallView, ChunkReader
 from remote_graph._core.classic_wire import ClassicWire
 from remote_graph._core.commands import RunOptions, StartPlan, wire_config
+from remote_graph._core.events import EventFilters, EventReader
+from remote_graph._core.revive import messages_in
 from remote_graph._core.run import RunDriver
 from remote_graph._core.shape import CLASSIC_MODES, OutputKeys, Shaper, server_modes
 from remote_graph._core.thread_ids import server_thread_id, thread_name
@@ -128,6 +130,10 @@ class ClassicCall:
         one = stream_mode is None or isinstance(stream_mode, str)
         shaper = Shaper(modes[0] if one else modes, print_mode, subgraphs=subgraphs, version=version, output_keys=output_keys)
         driver = cls._driver(graph, input, config, options, server_modes(wanted), subgraphs)
+        wire = driver.wire
+        assert isinstance(wire, ClassicWire)
+        # Messages in the caller's input get their ids in place, as a local run gives them.
+        wire.reader.idless.extend(m for m in messages_in(input) if m.id is None)
         return cls(driver, shaper, graph._headers(options))
 
     @staticmethod
@@ -161,6 +167,52 @@ class ClassicCall:
         wire_format = ClassicWire(ChunkReader(view, graph._schemas), thread_path)
         return RunDriver(plan, thread_id, timeouts=graph.timeouts, schemas=graph._schemas, wire=wire_format)
 
+    @classmethod
+    def start_events(
+        cls,
+        graph: RemoteGraph,
+        input: Any,
+        config: RunnableConfig | None,
+        *,
+        version: Literal["v1", "v2"],
+        filters: EventFilters,
+        kwargs: Mapping[str, Any],
+    ) -> EventsCall:
+        """Check an ``astream_events(version="v1"/"v2")`` call and build its run.
+
+        The run streams the server's ``events`` mode and the root's own chunks
+        (``stream_mode``, as the root's ``astream`` would stream them:
+        ``updates`` by default), from which the root's ``on_chain_stream``
+        events are rebuilt. The keyword arguments are ``astream``'s, as locally.
+        """
+        rest = dict(kwargs)
+        stream_mode = rest.pop("stream_mode", None)
+        if rest.pop("subgraphs", False):
+            raise NotImplementedError(
+                "RemoteGraph.astream_events cannot honour subgraphs=: the root's on_chain_stream events carry "
+                "only the root's chunks on the server"
+            )
+        rest.pop("version", None)
+        root_modes = _modes(stream_mode if stream_mode is not None else "updates")
+        one = stream_mode is None or isinstance(stream_mode, str)
+        root_chunks = Shaper(root_modes[0] if one else root_modes)
+        options = RunOptions.from_kwargs(rest, "astream_events()")
+        driver = cls._driver(graph, input, config, options, server_modes(["events", *root_modes]), False)
+        wire = driver.wire
+        assert isinstance(wire, ClassicWire)
+        # Messages in the caller's input get their ids in place, as a local run gives them.
+        wire.reader.idless.extend(m for m in messages_in(input) if m.id is None)
+        reader = EventReader(
+            wire.reader.view,
+            version=version,
+            root_name=graph.get_name(),
+            root_chunks=root_chunks,
+            input=input,
+            filters=filters,
+            graph_id=graph._schemas.graph_id or graph.assistant_id,
+        )
+        return EventsCall(driver, reader, graph._headers(options))
+
     def iterate(self, graph: RemoteGraph) -> Iterator[Any]:
         """The call's output, pulled on the caller's thread; closing it cancels the run."""
         source = SyncRunSource(graph._validate_sync_client().http.client, self.driver, self.headers, owner=graph._clients)
@@ -177,5 +229,29 @@ class ClassicCall:
             async for part in source:
                 for out in self.shaper.shape(part):
                     yield out
+        finally:
+            await source.aclose()
+
+
+@dataclass
+class EventsCall:
+    """One ``astream_events(version="v1"/"v2")`` call: the run's driver and its events."""
+
+    driver: RunDriver
+    reader: EventReader
+    headers: dict[str, str] | None
+
+    async def aiterate(self, graph: RemoteGraph) -> AsyncGenerator[dict[str, Any], None]:
+        """The call's events; closing it (or cancelling it) cancels the run."""
+        source = AsyncRunSource(graph._validate_client().http.client, self.driver, self.headers, owner=graph._clients)
+        try:
+            try:
+                async for part in source:
+                    for event in self.reader.feed(part):
+                        yield event
+            except Exception:
+                for event in self.reader.failed():
+                    yield event
+                raise
         finally:
             await source.aclose()

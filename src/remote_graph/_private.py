@@ -33,6 +33,7 @@ from langgraph.pregel.remote import _merge_tracing_headers as merge_tracing_head
 from langgraph.stream._mux import StreamMux
 from langgraph.stream._types import ProtocolEvent
 from langgraph_sdk._shared.utilities import _orjson_default as sdk_orjson_default
+from langchain_core.runnables.utils import _RootEventFilter as RootEventFilter
 
 if TYPE_CHECKING:
     from langgraph.stream import StreamChannel, StreamTransformer
@@ -49,6 +50,7 @@ __all__ = [
     "NS_SEP",
     "PregelScratchpad",
     "ProtocolEvent",
+    "RootEventFilter",
     "StreamMessagesHandler",
     "StreamMessagesHandlerV2",
     "StreamMux",

@@ -9,6 +9,7 @@ from typing import Any, Literal, overload
 from uuid import UUID, uuid4
 
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.schema import StreamEvent
 from langchain_core.runnables.config import merge_configs
 from langgraph.errors import GraphInterrupt
 from langgraph.pregel.protocol import PregelProtocol
@@ -25,6 +26,7 @@ from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
 
 from remote_graph._aio import AsyncRunSource
 from remote_graph._classic import ClassicCall
+from remote_graph._core.events import EventFilters
 from remote_graph._state import ThreadCalls
 from remote_graph._invoke import InvokeCollector, collector_kwargs
 from remote_graph._clients import ClientSettings, SdkClients
@@ -738,7 +740,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
         *,
         version: Literal["v1", "v2"] = "v2",
         **kwargs: Any,
-    ) -> Any: ...
+    ) -> AsyncIterator[StreamEvent]: ...
 
     def astream_events(
         self,
@@ -747,20 +749,55 @@ class RemoteGraph(_UpstreamRemoteGraph):
         *,
         version: Literal["v1", "v2", "v3"] = "v2",
         transformers: Sequence[TransformerFactory] | None = None,
+        include_names: Sequence[str] | None = None,
+        include_types: Sequence[str] | None = None,
+        include_tags: Sequence[str] | None = None,
+        exclude_names: Sequence[str] | None = None,
+        exclude_types: Sequence[str] | None = None,
+        exclude_tags: Sequence[str] | None = None,
         **kwargs: Any,
     ) -> Any:
-        """Async variant of ``stream_events``.
+        """Async variant of ``stream_events``, and LangChain's event stream.
 
         With ``version="v3"``, returns an awaitable of an
         ``AsyncRemoteGraphRunStream``. As locally, ``stream_mode`` and
         ``subgraphs`` are rejected at the call, and ``transformers`` at the
         ``await``.
+
+        With ``version="v2"`` (the default) or ``"v1"``, returns the async
+        iterator of LangChain ``StreamEvent``s a local graph's
+        ``astream_events`` yields: the same events in the same order, with
+        their names, tags, metadata, ``parent_ids`` and revived payloads (the
+        root run is named as this graph: ``name``, by default the assistant
+        id). ``include_*`` / ``exclude_*`` filter them as locally; other
+        keyword arguments are ``astream``'s. The run is the one data path every
+        run takes; leaving the iterator early cancels it.
         """
-        if version != "v3":
-            return super().astream_events(input, config, version=version, transformers=transformers, **kwargs)
-        reject_v3_invariant_kwargs(kwargs)
-        options = RunOptions.from_kwargs(kwargs)
-        return self._astream_v3(input, config, transformers, options)
+        if version not in ("v1", "v2"):
+            if version != "v3":
+                raise ValueError(f"version must be 'v1', 'v2' or 'v3', got {version!r}")
+            reject_v3_invariant_kwargs(kwargs)
+            options = RunOptions.from_kwargs(kwargs)
+            return self._astream_v3(input, config, transformers, options)
+        if transformers is not None:
+            raise TypeError("transformers= is a v3 run stream's option; astream_events(version='v1'/'v2') takes none")
+        filters = EventFilters(
+            include_names=include_names,
+            include_types=include_types,
+            include_tags=include_tags,
+            exclude_names=exclude_names,
+            exclude_types=exclude_types,
+            exclude_tags=exclude_tags,
+        )
+        return self._astream_classic_events(input, config, version, filters, kwargs)
+
+    async def _astream_classic_events(
+        self, input: Any, config: RunnableConfig | None, version: Literal["v1", "v2"], filters: EventFilters, kwargs: dict[str, Any]
+    ) -> AsyncIterator[StreamEvent]:
+        call = ClassicCall.start_events(self, input, config, version=version, filters=filters, kwargs=kwargs)
+        async with aclosing(call.aiterate(self)) as events:
+            async for event in events:
+                yield event  # type: ignore[misc]
 
     async def _astream_v3(
         self,

@@ -9,10 +9,12 @@ so must the remote one.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.types import Command
 
 from tests.integration.lanes import (
@@ -121,7 +123,10 @@ def events_v2_filtered(lane: Lane) -> Any:
     return {
         "include_types": lane.events(graph, ask(), include_types=["chat_model"]),
         "include_names": tools_in_order(lane.events(graph, ask(), include_names=["tools", "add"])),
-        "exclude_types": [e["event"] + ":" + e["name"] for e in tools_in_order(lane.events(graph, ask(), exclude_types=["chat_model", "tool"]))],
+        "exclude_types": [
+            {key: e[key] for key in ("event", "name", "run_id", "parent_ids")}
+            for e in tools_in_order(lane.events(graph, ask(), exclude_types=["chat_model", "tool"]))
+        ],
         "include_tags": lane.events(graph, ask(), include_tags=["graph:step:1"]),
     }
 
@@ -197,7 +202,82 @@ def sync_stream_events_v1_v2_is_not_implemented(lane: Lane) -> Any:
     return out
 
 
+# The served graphs' ids: a remote root run named so was not named by the caller (run_name).
+SERVED = frozenset(json.loads((Path(__file__).parents[2] / "app" / "langgraph.json").read_text())["graphs"])
+
+
+def root_named(value: Any, name: str) -> Any:
+    """``value`` with every run of events' root run named ``name``.
+
+    The one kept divergence of these scenarios (README, "Divergences from
+    local"): a remote root run is named as the ``RemoteGraph`` is (its
+    assistant id, unless ``name=`` is given), where a local graph compiled
+    without a name is "LangGraph". ``test_probe_the_root_run_is_named_as_the_remote_graph``
+    pins it; here it is undone so that all the rest is compared.
+    """
+    if isinstance(value, list) and value and all(isinstance(e, dict) and "event" in e for e in value):
+        # The root run: the one without parents (in v1 no event has parents, and the root's comes first).
+        roots = {e["run_id"] for e in value if not e.get("parent_ids")}
+        if not roots:
+            return value
+        root = roots.pop() if len(roots) == 1 else value[0]["run_id"]
+        return [{**e, "name": name} if e.get("run_id") == root and e.get("name") in SERVED else e for e in value]
+    if isinstance(value, dict):
+        return {k: root_named(v, name) for k, v in value.items()}
+    if isinstance(value, list):
+        return [root_named(v, name) for v in value]
+    return value
+
+
+def without_tool_message_ids(value: Any) -> Any:
+    """``value`` with the ids of ``ToolMessage``s left out.
+
+    The other kept divergence, v1 only: langchain's v1 stream copies a node's
+    output as it is emitted, before the state's reducer gives a message the
+    node returned without an id (a tool's) its id; the server serializes the
+    event after that, so its copy has the id
+    (``test_probe_v1_events_show_the_id_the_state_gave_a_tool_message``).
+    """
+    if isinstance(value, ToolMessage):
+        return value.model_copy(update={"id": None})
+    if isinstance(value, dict):
+        return {k: without_tool_message_ids(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(without_tool_message_ids(v) for v in value) if not hasattr(value, "_fields") else value
+    return value
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_classic_events_local_equals_remote(name: str, flavour: str, request: pytest.FixtureRequest) -> None:
     local, remote = compare(SCENARIOS[name], flavour, lanes_server_url(request))
+    remote = root_named(remote, "LangGraph")
+    if "_v1_" in name:
+        local, remote = without_tool_message_ids(local), without_tool_message_ids(remote)
     assert objects(remote) == objects(local)
+
+
+def test_probe_the_root_run_is_named_as_the_remote_graph(server_url: str) -> None:
+    import asyncio
+
+    from remote_graph import RemoteGraph
+
+    async def names(graph: RemoteGraph) -> set[str]:
+        return {e["name"] for e in [e async for e in graph.astream_events(LINEAR, version="v2")] if not e["parent_ids"]}
+
+    assert asyncio.run(names(RemoteGraph("linear", url=server_url))) == {"linear"}
+    assert asyncio.run(names(RemoteGraph("linear", url=server_url, name="LangGraph"))) == {"LangGraph"}
+
+
+
+def test_probe_v1_events_show_the_id_the_state_gave_a_tool_message(server_url: str) -> None:
+    import asyncio
+
+    from remote_graph import RemoteGraph
+
+    async def tool_outputs() -> list[Any]:
+        graph = RemoteGraph("react", url=server_url)
+        events = [e async for e in graph.astream_events(ask(), version="v1")]
+        return [e["data"]["output"] for e in events if e["event"] == "on_tool_end"]
+
+    outputs = asyncio.run(tool_outputs())
+    assert outputs and all(isinstance(m, ToolMessage) and m.id for m in outputs)

@@ -1,0 +1,198 @@
+"""``astream_events(version="v2"/"v1")`` events from a classic run's ``events`` frames.
+
+Asked for the ``events`` stream mode, the server runs the graph with
+``astream_events(version="v2")`` and sends every event it yields as a frame,
+except the root run's ``on_chain_stream`` events: it turns each of those into
+a chunk of the run's other stream modes, at the same place in the stream. So
+``EventReader`` rebuilds what a local ``astream_events`` yields:
+
+* payloads revived (chunks as ``AIMessageChunk``, tool outputs as
+  ``ToolMessage``, states holding messages), metadata without the server's own
+  keys and with the caller's thread id (``classic.CallView``);
+* the root run named as the caller knows the graph (``RemoteGraph``'s name;
+  the server names it by its graph id), its first event carrying the input the
+  caller passed, as locally;
+* the root's ``on_chain_stream`` events put back from the root chunks, shaped
+  as the root's own ``astream`` yields them (``updates`` by default);
+* ``include_*`` / ``exclude_*`` filters applied as langchain applies them;
+* for ``version="v1"``, the v1 shapes: no ``parent_ids``, no root metadata, a
+  chat model's end output as an ``LLMResult``, and the root's end output its
+  last chunk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from langchain_core.messages import BaseMessage
+from langgraph.types import Send
+
+from remote_graph._core.classic import CallView
+from remote_graph._core.revive import revive
+from remote_graph._core.shape import Shaper
+from remote_graph._core.wire import Part
+from remote_graph._private import RootEventFilter
+
+__all__ = ["EventFilters", "EventReader"]
+
+
+class EventFilters:
+    """``include_names``/``include_types``/``include_tags`` and their ``exclude_*``,
+    applied as langchain's event stream applies them (the event's run type is its
+    name's second word: ``on_chat_model_start`` is a ``chat_model``'s)."""
+
+    def __init__(self, **filters: Sequence[str] | None) -> None:
+        self._filter = RootEventFilter(**filters)
+
+    def keeps(self, event: Mapping[str, Any]) -> bool:
+        kind = str(event.get("event", ""))
+        run_type = kind[len("on_") :].rsplit("_", 1)[0] if kind.startswith("on_") else kind
+        return bool(self._filter.include_event(event, run_type))  # type: ignore[arg-type]
+
+
+class EventReader:
+    """Rebuilds one run's ``astream_events`` events; see the module docstring.
+
+    Args:
+        view: The caller's side of the run (metadata and thread ids).
+        version: ``"v2"`` or ``"v1"``.
+        root_name: The root run's name, as the caller knows the graph.
+        root_chunks: Shapes the root's own stream chunks (its ``on_chain_stream`` data).
+        input: The input the caller passed, for the root's first event.
+        filters: What to keep.
+        graph_id: The name the server gives the root run (its graph id).
+    """
+
+    def __init__(
+        self,
+        view: CallView,
+        *,
+        version: Literal["v1", "v2"],
+        root_name: str,
+        root_chunks: Shaper,
+        input: Any,
+        filters: EventFilters,
+        graph_id: str | None = None,
+    ) -> None:
+        self.graph_id = graph_id
+        self.view = view
+        self.version = version
+        self.root_name = root_name
+        self.root_chunks = root_chunks
+        self.input = input
+        self.filters = filters
+        self._root: dict[str, Any] | None = None
+        self._last_chunk: Any = None
+        # v1: the runs started and not yet ended (their start events), in start order.
+        self._open: dict[Any, dict[str, Any]] = {}
+        self._first: Any = None
+
+    def feed(self, part: Part) -> list[dict[str, Any]]:
+        """The events one part of the run becomes."""
+        if part["type"] == "events":
+            event = self._event(part["data"])
+            if event is None or not self.filters.keeps(event):
+                return []
+            if self._first is None:
+                # As langchain does: the first event handed out carries the very
+                # input the caller passed (meant for the root's start, which a
+                # filter may have left out), and its run's end does without it.
+                self._first = event.get("run_id")
+                event["data"]["input"] = self.input
+            elif event.get("run_id") == self._first and event["event"].endswith("_end"):
+                event["data"].pop("input", None)
+            return [event]
+        if part["ns"] or self._root is None:
+            return []
+        out = []
+        for chunk in self.root_chunks.shape(part):
+            self._last_chunk = chunk
+            stream = {**self._root, "event": "on_chain_stream", "data": {"chunk": chunk}}
+            if self.filters.keeps(stream):
+                out.append(stream)
+        return out
+
+    def _event(self, raw: Any) -> dict[str, Any] | None:
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("event"), str):
+            return None
+        event = dict(raw)
+        data = event.get("data")
+        event["data"] = {key: _sends(revive(value)) for key, value in data.items()} if isinstance(data, Mapping) else {}
+        event["metadata"] = self.view.metadata(event.get("metadata") or {})
+        root = self._root
+        if root is None and not event.get("parent_ids") and event["event"].endswith("_start"):
+            # The root run: named as the caller knows the graph (or as the
+            # config's run_name names it).
+            event["name"] = self.root_name = self._root_name(event)
+            self._root = root = {
+                "run_id": event.get("run_id"),
+                "name": self.root_name,
+                "tags": list(event.get("tags") or []),
+                "metadata": event["metadata"] if self.version == "v2" else {},
+                "parent_ids": [],
+            }
+        elif root is not None and event.get("run_id") == root["run_id"]:
+            event["name"] = self.root_name
+            if self.version == "v1" and event["event"] == "on_chain_end":
+                event["data"]["output"] = self._last_chunk
+        if self.version == "v1":
+            return self._v1(event, root)
+        return event
+
+    def failed(self) -> list[dict[str, Any]]:
+        """Events owed when the run fails: in v1, an end (with no output) for every
+        run the failure left open, innermost first, but the root's, as langchain's
+        v1 stream ends them."""
+        if self.version != "v1":
+            return []
+        root = self._root["run_id"] if self._root is not None else None
+        out = []
+        for run_id, start in reversed(list(self._open.items())):
+            if run_id == root:
+                continue
+            end = {**start, "event": start["event"].replace("_start", "_end"), "data": {"input": start["data"].get("input"), "output": None}}
+            if self.filters.keeps(end):
+                out.append(end)
+        self._open.clear()
+        return out
+
+    def _root_name(self, event: Mapping[str, Any]) -> str:
+        # The server names the root after its graph id unless the run has a run_name.
+        name = event.get("name")
+        return self.root_name if name == self.graph_id or not isinstance(name, str) else name
+
+    def _v1(self, event: dict[str, Any], root: Mapping[str, Any] | None) -> dict[str, Any]:
+        event["parent_ids"] = []
+        kind = event["event"]
+        if kind.endswith("_start"):
+            self._open[event.get("run_id")] = event
+        elif kind.endswith("_end"):
+            self._open.pop(event.get("run_id"), None)
+        if root is not None and event.get("run_id") == root["run_id"]:
+            event["metadata"] = {}
+        if event["event"] == "on_chat_model_end":
+            output = event["data"].get("output")
+            if isinstance(output, BaseMessage):
+                event["data"]["output"] = _llm_result(output)
+        return event
+
+
+def _sends(value: Any) -> Any:
+    """A routing function's ``Send``s (the server writes each as ``{"node", "args"}``)."""
+    if isinstance(value, list) and value and all(_is_send(item) for item in value):
+        return [Send(item["node"], item["args"]) for item in value]
+    if _is_send(value):
+        return Send(value["node"], value["args"])
+    return value
+
+
+def _is_send(value: Any) -> bool:
+    return isinstance(value, dict) and value.keys() == {"node", "args"} and isinstance(value["node"], str)
+
+
+def _llm_result(message: BaseMessage) -> dict[str, Any]:
+    """A chat model's end output as v1 events carry it: the ``LLMResult`` of one generation."""
+    text = str(message.text)
+    generation = {"text": text, "generation_info": None, "type": "ChatGeneration", "message": message}
+    return {"generations": [[generation]], "llm_output": None, "run": None, "type": "LLMResult"}
