@@ -272,6 +272,6 @@ def test_probe_a_subgraph_of_a_deployed_graph_cannot_run_on_its_own(server_url: 
     from remote_graph import RemoteGraph
 
     subgraphs = dict(RemoteGraph("nested", url=server_url).get_subgraphs(recurse=True))
-    assert set(subgraphs) == {"sub", "sub|deeper"}
+    assert set(subgraphs) == {"sub", "sub|gc"}
     with pytest.raises(NotImplementedError, match="subgraph 'sub'.*runs only deployed graphs"):
         subgraphs["sub"].invoke({"x": 1, "log": []})
