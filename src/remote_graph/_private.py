@@ -34,6 +34,7 @@ from langgraph.stream._mux import StreamMux
 from langgraph.stream._types import ProtocolEvent
 from langgraph_sdk._shared.utilities import _orjson_default as sdk_orjson_default
 from langchain_core.runnables.utils import _RootEventFilter as RootEventFilter
+from langchain_core.tracers.event_stream import _AstreamEventsCallbackHandler as AstreamEventsHandler
 
 if TYPE_CHECKING:
     from langgraph.stream import StreamChannel, StreamTransformer
@@ -54,7 +55,10 @@ __all__ = [
     "StreamMessagesHandler",
     "StreamMessagesHandlerV2",
     "StreamMux",
+    "AstreamEventsHandler",
     "attach_projection",
+    "events_handler",
+    "send_event",
     "ensure_config",
     "merge_tracing_headers",
     "normalize_stream_transformer_factories",
@@ -80,3 +84,23 @@ def attach_projection(mux: StreamMux, key: str, channel: StreamChannel[Any], own
     mux.extensions[key] = channel
     mux._projection_owners[key] = type(owner).__name__
     mux._transformer_by_key[key] = owner
+
+
+def events_handler(callbacks: Any) -> AstreamEventsHandler | None:
+    """The handler of a parent's ``astream_events`` among a call's callbacks, if any."""
+    handlers = getattr(callbacks, "handlers", callbacks)
+    for handler in handlers if isinstance(handlers, (list, tuple)) else ():
+        if isinstance(handler, AstreamEventsHandler):
+            return handler
+    return None
+
+
+def send_event(handler: AstreamEventsHandler, event: dict[str, Any], run_type: str, parent_run_id: Any) -> None:
+    """Hand a remote run's event to a parent's ``astream_events``, below ``parent_run_id``.
+
+    The event's own ``parent_ids`` (from the remote run's root down) follow the
+    parent run's chain as the handler knows it; the handler filters it as its
+    own events.
+    """
+    event["parent_ids"] = [*handler._get_parent_ids(parent_run_id), str(parent_run_id), *event.get("parent_ids", [])]
+    handler._send(event, run_type)  # type: ignore[arg-type]

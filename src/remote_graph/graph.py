@@ -6,12 +6,11 @@ import warnings
 from contextlib import aclosing
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, Literal, overload
-from uuid import UUID, uuid4
+from uuid import UUID
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.schema import StreamEvent
 from langchain_core.runnables.config import merge_configs
-from langgraph.errors import GraphInterrupt
 from langgraph.pregel.protocol import PregelProtocol
 from langgraph.types import All, Durability, GraphOutput, StateSnapshot, StateUpdate, StreamMode
 from langgraph.pregel.remote import RemoteGraph as _UpstreamRemoteGraph
@@ -32,70 +31,29 @@ from remote_graph._invoke import InvokeCollector, collector_kwargs
 from remote_graph._clients import ClientSettings, SdkClients
 from remote_graph._core.actions import Timeouts
 from remote_graph._core.commands import RunOptions, StartPlan, wire_config
-from remote_graph._core.nested import NestedRun
 from remote_graph._core.schema import GraphSchemas
 from remote_graph._core.run import RunDriver
 from remote_graph._core.thread_ids import ThreadIdMap, default_map_thread_id, server_thread_id, thread_name
 from remote_graph._guard import check_config, guard_methods
 from remote_graph._private import (
     StreamMux,
-    ensure_config,
     merge_tracing_headers,
     normalize_stream_transformer_factories,
     reject_v3_invariant_kwargs,
 )
 from remote_graph._sync import SyncRunSource
 from remote_graph.errors import RemoteRunError
-from remote_graph.nesting import ChildThreadId, ParentTask, default_child_thread_id, parent_task
+from remote_graph.nesting import ChildThreadId, NestedCall, default_child_thread_id
 from remote_graph.streams import AsyncRemoteGraphRunStream, RemoteGraphRunStream
 from remote_graph.transformers import RemoteMessagesTransformer, WireChannelsTransformer
 
 __all__ = ["RemoteGraph"]
 
 
-_TASK_KEYS = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "run_id", "run_attempt"})
 # What stands for a deployed module's opt-in transformers when the caller names none:
 # the server sends ``updates`` and ``custom`` exactly when its module registers them.
 _SERVER_SIDE: tuple[TransformerFactory, ...] = (UpdatesTransformer, CustomTransformer)
 
-
-def _write(task: ParentTask, chunks: list[Any]) -> None:
-    if task.write is not None:
-        for chunk in chunks:
-            task.write(chunk)
-
-
-def _nested_run(task: ParentTask) -> NestedRun:
-    return NestedRun(
-        task.ns,
-        task.modes,
-        v3_messages=task.v3_messages,
-        key_prefix=f"remote:{uuid4().hex}",
-        metadata=task.metadata,
-        v1_messages=task.v1_messages,
-    )
-
-
-def _write_owed(task: ParentTask, run: NestedRun, driver: RunDriver) -> None:
-    """The child failed: what it produced before (an update held for its
-    messages' ids, those messages) still reaches the parent, as a local
-    child's chunks do before its error. A run the server never started
-    produced nothing."""
-    if driver.run_id is not None:
-        _write(task, run.finish())
-
-
-def _node_result(task: ParentTask, run: NestedRun, driver: RunDriver, version: str) -> Any:
-    _write(task, run.finish())
-    if driver.plan.used_parent_value:
-        task.consume_resume()
-    if driver.status == "cancelled":
-        raise RemoteRunError(f"the remote run {driver.run_id} on thread {driver.thread_id} was cancelled before it ended")
-    keys = driver.schemas.keys if driver.schemas is not None else None
-    output, interrupts = run.result(driver.status, driver.interrupts, keys)
-    if interrupts:
-        raise GraphInterrupt(interrupts)
-    return GraphOutput(value=output, interrupts=()) if version == "v2" else output
 
 TransformerFactory = Callable[[tuple[str, ...]], Any]
 
@@ -441,69 +399,24 @@ class RemoteGraph(_UpstreamRemoteGraph):
         the list of chunks. Inside a local parent's task this runs as that
         task's subgraph (see the class docstring).
         """
-        nested = self._nested(input, config, kwargs)
-        if nested is None:
-            collect = InvokeCollector(**collector_kwargs(kwargs))
-            for chunk in self.stream(input, config, **collect.stream_kwargs(kwargs)):
-                collect.add(chunk)
-            return collect.result()
-        task, driver, options = nested
-        run = _nested_run(task)
-        source = SyncRunSource(self._validate_sync_client().http.client, driver, self._headers(options), owner=self._clients)
-        try:
-            for part in source:
-                _write(task, run.feed(part))
-        except Exception:
-            _write_owed(task, run, driver)
-            raise
-        finally:
-            source.close()
-        return _node_result(task, run, driver, kwargs.get("version", "v1"))
+        nested = NestedCall.start(self, input, config, kwargs)
+        if nested is not None:
+            return nested.run()
+        collect = InvokeCollector(**collector_kwargs(kwargs))
+        for chunk in self.stream(input, config, **collect.stream_kwargs(kwargs)):
+            collect.add(chunk)
+        return collect.result()
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Async variant of ``invoke``. Cancelling it cancels the remote run."""
-        nested = self._nested(input, config, kwargs)
-        if nested is None:
-            collect = InvokeCollector(**collector_kwargs(kwargs))
-            async with aclosing(self.astream(input, config, **collect.stream_kwargs(kwargs))) as chunks:
-                async for chunk in chunks:
-                    collect.add(chunk)
-            return collect.result()
-        task, driver, options = nested
-        run = _nested_run(task)
-        source = AsyncRunSource(self._validate_client().http.client, driver, self._headers(options), owner=self._clients)
-        try:
-            async for part in source:
-                _write(task, run.feed(part))
-        except Exception:
-            _write_owed(task, run, driver)
-            raise
-        finally:
-            await source.aclose()
-        return _node_result(task, run, driver, kwargs.get("version", "v1"))
-
-    def _nested(self, input: Any, config: RunnableConfig | None, kwargs: dict[str, Any]) -> tuple[ParentTask, RunDriver, RunOptions] | None:
-        merged = ensure_config(self.config, config)
-        task = parent_task(merged, self.child_thread_id, self.map_thread_id)
-        if task is None:
-            return None
-        rest = dict(kwargs)
-        if rest.pop("version", "v1") not in ("v1", "v2"):
-            raise ValueError(f"version must be 'v1' or 'v2', got {kwargs['version']!r}")
-        if rest.pop("params", None) is not None:
-            raise NotImplementedError("params= (extra query parameters) cannot be honoured by a remote run inside a parent task.")
-        if not rest.get("context"):
-            # As a local child given no context of its own inherits its parent's.
-            rest["context"] = task.context
-        options = RunOptions.from_kwargs(rest)
-        configurable = {k: v for k, v in (merged.get("configurable") or {}).items() if k not in ("thread_id", "checkpoint_id")}
-        # The parent's task bookkeeping stays local; the server sets its own.
-        metadata = {k: v for k, v in (merged.get("metadata") or {}).items() if not k.startswith("langgraph_") and k not in _TASK_KEYS}
-        _, wire, _ = wire_config({**merged, "configurable": configurable, "metadata": metadata})
-        plan = StartPlan(
-            assistant_id=self.assistant_id, input=input, config=wire, options=options, thread_given=True, parent_resume=task.resume
-        )
-        return task, RunDriver(plan, task.thread_id, timeouts=self.timeouts, schemas=self._schemas), options
+        nested = NestedCall.start(self, input, config, kwargs)
+        if nested is not None:
+            return await nested.arun()
+        collect = InvokeCollector(**collector_kwargs(kwargs))
+        async with aclosing(self.astream(input, config, **collect.stream_kwargs(kwargs))) as chunks:
+            async for chunk in chunks:
+                collect.add(chunk)
+        return collect.result()
 
     # --- classic runs -----------------------------------------------------------
 
@@ -559,6 +472,17 @@ class RemoteGraph(_UpstreamRemoteGraph):
                 honoured; ``control``, ``params`` and unknown keywords raise
                 ``NotImplementedError`` naming them.
         """
+        run_kwargs = {"context": context, "interrupt_before": interrupt_before, "interrupt_after": interrupt_after, "durability": durability, **kwargs}
+        nested = NestedCall.start(
+            self,
+            input,
+            config,
+            {**run_kwargs, "stream_mode": stream_mode, "print_mode": print_mode, "subgraphs": subgraphs, "version": version},
+            streaming=True,
+        )
+        if nested is not None:
+            yield from nested.iterate()
+            return
         call = ClassicCall.start(
             self,
             input,
@@ -568,13 +492,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
             subgraphs=subgraphs,
             debug=debug,
             version=version,
-            kwargs={
-                "context": context,
-                "interrupt_before": interrupt_before,
-                "interrupt_after": interrupt_after,
-                "durability": durability,
-                **kwargs,
-            },
+            kwargs=run_kwargs,
             method="stream()",
         )
         yield from call.iterate(self)
@@ -596,6 +514,19 @@ class RemoteGraph(_UpstreamRemoteGraph):
         **kwargs: Any,
     ) -> AsyncGenerator[Any, None]:
         """Async variant of ``stream``; cancelling it, or closing it early, cancels the run."""
+        run_kwargs = {"context": context, "interrupt_before": interrupt_before, "interrupt_after": interrupt_after, "durability": durability, **kwargs}
+        nested = NestedCall.start(
+            self,
+            input,
+            config,
+            {**run_kwargs, "stream_mode": stream_mode, "print_mode": print_mode, "subgraphs": subgraphs, "version": version},
+            streaming=True,
+        )
+        if nested is not None:
+            async with aclosing(nested.aiterate()) as nested_chunks:
+                async for chunk in nested_chunks:
+                    yield chunk
+            return
         call = ClassicCall.start(
             self,
             input,
@@ -605,13 +536,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
             subgraphs=subgraphs,
             debug=debug,
             version=version,
-            kwargs={
-                "context": context,
-                "interrupt_before": interrupt_before,
-                "interrupt_after": interrupt_after,
-                "durability": durability,
-                **kwargs,
-            },
+            kwargs=run_kwargs,
             method="astream()",
         )
         # Closed with the caller's generator: an async for does not close what it iterates.

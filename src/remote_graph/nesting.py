@@ -19,16 +19,30 @@ thread directly, as a local child would.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
+from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any
-from uuid import UUID, uuid5
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+from uuid import UUID, uuid4, uuid5
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
-from remote_graph._core.nested import ParentResume
-from remote_graph._core.thread_ids import ThreadIdMap, default_map_thread_id, server_thread_id
+from langchain_core.runnables.config import get_async_callback_manager_for_config
+from langgraph.errors import GraphInterrupt
+from langgraph.types import GraphOutput, Interrupt
+
+from remote_graph._aio import AsyncRunSource
+from remote_graph._core.classic import CallView, ChunkReader
+from remote_graph._core.classic_nested import ClassicNestedRun
+from remote_graph._core.classic_wire import ClassicWire
+from remote_graph._core.commands import RunOptions, StartPlan, wire_config
+from remote_graph._core.nested import NestedRun, ParentResume
+from remote_graph._core.run import RunDriver
+from remote_graph._core.events import revived_event, run_type
+from remote_graph._core.shape import CLASSIC_MODES, Shaper, server_modes
+from remote_graph._core.thread_ids import ThreadIdMap, default_map_thread_id, server_thread_id, thread_name
 from remote_graph._private import (
     CONFIG_KEY_CHECKPOINT_NS,
     CONFIG_KEY_RESUME_MAP,
@@ -42,9 +56,17 @@ from remote_graph._private import (
     PregelScratchpad,
     StreamMessagesHandler,
     StreamMessagesHandlerV2,
+    ensure_config,
+    events_handler,
+    send_event,
 )
+from remote_graph._sync import SyncRunSource
+from remote_graph.errors import RemoteRunError
 
-__all__ = ["ChildThreadId", "ParentTask", "default_child_thread_id", "parent_task"]
+if TYPE_CHECKING:
+    from remote_graph.graph import RemoteGraph
+
+__all__ = ["ChildThreadId", "NestedCall", "ParentTask", "default_child_thread_id", "parent_task"]
 
 ChildThreadId = Callable[[str, str], str]
 """Maps (parent thread id, task checkpoint namespace) to the remote child's thread id."""
@@ -78,6 +100,9 @@ class ParentTask:
             ``interrupt()`` that took it does.
         context: The parent's runtime context, which a local child called
             without its own ``context`` inherits (``None`` if it has none).
+        parent_thread: The parent's thread id, as the parent's chunks name it.
+        mark_seen: Tells the parent's messages handlers that messages (by id)
+            were seen, as they see the messages a local child's nodes take.
         v1_messages: When the parent streams v1/v2 ``messages``: whether its
             messages handler emits messages from a graph namespace (its own,
             or a subgraph's when streamed with ``subgraphs=True``), as it
@@ -94,6 +119,8 @@ class ParentTask:
     consume_resume: Callable[[], None] = lambda: None
     context: Any = None
     v1_messages: Callable[[tuple[str, ...]], bool] | None = None
+    parent_thread: str | None = None
+    mark_seen: Callable[[list[str]], None] | None = None
 
 
 def parent_task(
@@ -142,6 +169,8 @@ def parent_task(
         consume_resume=consume,
         context=getattr(conf.get(CONFIG_KEY_RUNTIME), "context", None),
         v1_messages=_v1_messages_scope(config.get("callbacks")),
+        parent_thread=thread_name(conf["thread_id"]) if conf.get("thread_id") is not None else None,
+        mark_seen=_seen_marker(config.get("callbacks")),
     )
 
 
@@ -165,6 +194,19 @@ def _v1_messages_scope(callbacks: Any) -> Callable[[tuple[str, ...]], bool] | No
         return any(h.subgraphs or not ns or ns == h.parent_ns for h in handlers)
 
     return emits
+
+
+def _seen_marker(callbacks: Any) -> Callable[[list[str]], None] | None:
+    """Marks message ids seen in the parent's messages handlers (``None`` without one)."""
+    seen = [h.seen for h in _handlers(callbacks) if isinstance(h, StreamMessagesHandler)]
+    if not seen:
+        return None
+
+    def mark(ids: list[str]) -> None:
+        for known in seen:
+            known.update(ids)
+
+    return mark
 
 
 def _marking_streamed_messages(stream: Callable[[Any], None], callbacks: Any) -> Callable[[Any], None]:
@@ -194,3 +236,241 @@ def _marking_streamed_messages(stream: Callable[[Any], None], callbacks: Any) ->
         stream(chunk)
 
     return write
+
+
+# Config keys of the parent's task that stay local: the server sets its own.
+_TASK_KEYS = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "run_id", "run_attempt"})
+
+
+class NestedCall:
+    """A ``RemoteGraph`` call (``invoke``, ``stream`` and their async variants) inside a local parent's task.
+
+    The remote run is the parent task's subgraph: its chunks reach the
+    parent's stream under the task's namespace, its interrupt pauses the
+    parent (``GraphInterrupt``), and the parent's resume continues it. A run
+    inside a v3 parent (one streaming v3 run streams) is a v3 run whose
+    events become the parent mux's (``_core.nested.NestedRun``); inside any
+    other parent it is a classic run streaming the parent's stream modes
+    (``_core.classic_nested.ClassicNestedRun``), so the deployed graph's
+    models return what a local child's return. Inside a parent streaming
+    ``astream_events``, the run is one of the parent's runs, as a local
+    child's is, and the deployed graph's events are the parent's too.
+
+    ``start`` reads the parent task from the config (merged with the ambient
+    one, as a local child reads it: ``ensure_config``), and returns ``None``
+    outside a parent's task.
+    """
+
+    def __init__(
+        self,
+        task: ParentTask,
+        driver: RunDriver,
+        run: NestedRun | ClassicNestedRun,
+        *,
+        graph: RemoteGraph,
+        input: Any,
+        config: RunnableConfig,
+        headers: dict[str, str] | None,
+        version: str,
+        shaper: Shaper | None,
+    ) -> None:
+        self.task = task
+        self.driver = driver
+        self.nested = run
+        self.graph = graph
+        self.input = input
+        self.config = config
+        self.headers = headers
+        self.version = version
+        self.shaper = shaper
+        self.events = events_handler(config.get("callbacks")) if isinstance(run, ClassicNestedRun) else None
+        self._run_manager: Any = None
+
+    @classmethod
+    def start(
+        cls, graph: RemoteGraph, input: Any, config: RunnableConfig | None, kwargs: Mapping[str, Any], *, streaming: bool = False
+    ) -> NestedCall | None:
+        """The call, if ``config`` (with the ambient config) is a parent task's; else ``None``.
+
+        ``streaming``: a ``stream`` call, whose ``stream_mode`` (``values`` by
+        default, as a local child called as a node), ``subgraphs`` and
+        ``version`` shape the chunks it yields.
+        """
+        merged = ensure_config(graph.config, config)
+        task = parent_task(merged, graph.child_thread_id, graph.map_thread_id)
+        if task is None:
+            return None
+        rest = dict(kwargs)
+        version = rest.pop("version", "v1")
+        if version not in ("v1", "v2"):
+            raise ValueError(f"version must be 'v1' or 'v2', got {version!r}")
+        shaper = None
+        if streaming:
+            stream_mode = rest.pop("stream_mode", None) or "values"
+            subgraphs = bool(rest.pop("subgraphs", False))
+            shaper = Shaper(stream_mode, rest.pop("print_mode", None) or (), subgraphs=subgraphs, version=version)
+        if rest.pop("params", None) is not None:
+            raise NotImplementedError("params= (extra query parameters) cannot be honoured by a remote run inside a parent task.")
+        if not rest.get("context"):
+            # As a local child given no context of its own inherits its parent's.
+            rest["context"] = task.context
+        options = RunOptions.from_kwargs(rest, "stream()" if streaming else "invoke()")
+        configurable = {k: v for k, v in (merged.get("configurable") or {}).items() if k not in ("thread_id", "checkpoint_id")}
+        # The parent's task bookkeeping stays local; the server sets its own.
+        metadata = {k: v for k, v in (merged.get("metadata") or {}).items() if not k.startswith("langgraph_") and k not in _TASK_KEYS}
+        _, wire, _ = wire_config({**merged, "configurable": configurable, "metadata": metadata})
+        classic = not task.v3_messages
+        modes: tuple[str, ...] | None = None
+        if classic:
+            # The parent's stream modes; and a parent streaming messages makes a
+            # local child's models stream (its messages handler is theirs too),
+            # even where it emits none of their tokens (subgraphs=False).
+            wanted = {"values", *(task.modes & CLASSIC_MODES)}
+            if task.v1_messages is not None:
+                wanted.add("messages")
+            if shaper is not None:
+                wanted.update(shaper.modes())
+            if events_handler(merged.get("callbacks")) is not None:
+                wanted.add("events")
+            modes = server_modes(sorted(wanted))
+        plan = StartPlan(
+            assistant_id=graph.assistant_id,
+            input=input,
+            config=wire,
+            options=options,
+            thread_given=True,
+            parent_resume=task.resume,
+            stream_mode=modes,
+            # A local child writes its subgraphs' chunks when the parent streams subgraphs.
+            stream_subgraphs=task.write is not None or bool(shaper is not None and shaper.subgraphs),
+        )
+        run: NestedRun | ClassicNestedRun
+        wire_format: ClassicWire | None = None
+        if classic:
+            view = CallView(server_thread=task.thread_id, thread_name=task.parent_thread)
+            wire_format = ClassicWire(ChunkReader(view, graph._schemas), f"/threads/{quote(task.thread_id, safe='')}")
+            run = ClassicNestedRun(
+                task.ns, task.modes, parent_thread=task.parent_thread, emits=task.v1_messages, mark_seen=task.mark_seen
+            )
+        else:
+            run = NestedRun(task.ns, task.modes, key_prefix=f"remote:{uuid4().hex}", metadata=task.metadata)
+        driver = RunDriver(plan, task.thread_id, timeouts=graph.timeouts, schemas=graph._schemas, wire=wire_format)
+        return cls(
+            task, driver, run, graph=graph, input=input, config=merged, headers=graph._headers(options), version=version, shaper=shaper
+        )
+
+    # --- the shells -----------------------------------------------------------------
+
+    def run(self) -> Any:
+        """``invoke``: the node's result, the run driven on the caller's thread."""
+        for _ in self.iterate():
+            pass
+        return self._result()
+
+    async def arun(self) -> Any:
+        """``ainvoke``: async variant of ``run``; cancelling it cancels the remote run."""
+        async with aclosing(self.aiterate()) as chunks:
+            async for _ in chunks:
+                pass
+        return self._result()
+
+    def iterate(self) -> Iterator[Any]:
+        """``stream``: the chunks the call yields (none for ``invoke``), as the run goes."""
+        graph = self.graph
+        source = SyncRunSource(graph._validate_sync_client().http.client, self.driver, self.headers, owner=graph._clients)
+        try:
+            for part in source:
+                yield from self._take(part)
+        except Exception:
+            self._write_owed()
+            raise
+        finally:
+            source.close()
+        self._check_ended()
+
+    async def aiterate(self) -> AsyncGenerator[Any, None]:
+        """``astream``: async variant of ``iterate``."""
+        graph = self.graph
+        source = AsyncRunSource(graph._validate_client().http.client, self.driver, self.headers, owner=graph._clients)
+        if self.events is not None:
+            # The run is one of the parent's, as a local child's run is.
+            manager = get_async_callback_manager_for_config(self.config)
+            self._run_manager = await manager.on_chain_start(None, self.input, name=self.config.get("run_name") or graph.get_name())
+        try:
+            try:
+                async for part in source:
+                    for chunk in self._take(part):
+                        yield chunk
+            except Exception:
+                self._write_owed()
+                raise
+            finally:
+                await source.aclose()
+            self._check_ended()
+        except BaseException as exc:
+            if self._run_manager is not None:
+                await self._run_manager.on_chain_error(exc)
+            raise
+        if self._run_manager is not None:
+            await self._run_manager.on_chain_end(self._output())
+
+    # --- the parts ------------------------------------------------------------------
+
+    def _take(self, part: Mapping[str, Any]) -> list[Any]:
+        """Write what a part becomes to the parent's stream; return what the call yields."""
+        if part["type"] == "events":
+            self._send_event(part["data"])
+            return []
+        self._write(self.nested.feed(part))
+        return self.shaper.shape(dict(part)) if self.shaper is not None else []
+
+    def _send_event(self, raw: Any) -> None:
+        assert isinstance(self.nested, ClassicNestedRun)
+        if self.events is None or self._run_manager is None:
+            return
+        metadata = self.nested.metadata
+        view = self.driver.wire
+        assert isinstance(view, ClassicWire)
+        event = revived_event(raw, lambda value: metadata(view.reader.view.metadata(value)))
+        parents = event.get("parent_ids") if event is not None else None
+        if event is None or not parents:
+            # The deployed graph's own run: this call's run stands for it.
+            return
+        event["parent_ids"] = list(parents[1:])
+        send_event(self.events, event, run_type(event["event"]), self._run_manager.run_id)
+
+    def _write(self, chunks: list[Any]) -> None:
+        if self.task.write is not None:
+            for chunk in chunks:
+                self.task.write(chunk)
+
+    def _write_owed(self) -> None:
+        """The child failed: what it produced before still reaches the parent, as a
+        local child's chunks do before its error. A run the server never started
+        produced nothing."""
+        if self.driver.run_id is not None:
+            self._write(self.nested.finish())
+
+    def _check_ended(self) -> None:
+        """A paused child pauses the parent; a cancelled one fails its node."""
+        driver = self.driver
+        self._write(self.nested.finish())
+        if driver.plan.used_parent_value:
+            self.task.consume_resume()
+        if driver.status == "cancelled":
+            raise RemoteRunError(f"the remote run {driver.run_id} on thread {driver.thread_id} was cancelled before it ended")
+        _, interrupts = self._outcome()
+        if interrupts:
+            raise GraphInterrupt(interrupts)
+
+    def _outcome(self) -> tuple[Any, tuple[Interrupt, ...]]:
+        driver = self.driver
+        keys = driver.schemas.keys if driver.schemas is not None else None
+        return self.nested.result(driver.status, driver.interrupts, keys)
+
+    def _output(self) -> Any:
+        return self._outcome()[0]
+
+    def _result(self) -> Any:
+        output = self._output()
+        return GraphOutput(value=output, interrupts=()) if self.version == "v2" else output

@@ -20,6 +20,7 @@ from langgraph.types import Command
 
 from remote_graph import RemoteGraph
 from tests.integration.lanes import Lane, Scenarios, compare, lanes_server_url
+from tests.integration.test_classic_events import graphs_named_as_local
 from tests.integration.objects import in_task_order, objects, tool_of_event
 
 pytestmark = pytest.mark.integration
@@ -216,4 +217,5 @@ def parent_over_child_interrupt_invoked(lane: Lane) -> Any:
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_classic_agents_local_equals_remote(name: str, flavour: str, request: pytest.FixtureRequest) -> None:
     local, remote = compare(SCENARIOS[name], flavour, lanes_server_url(request))
-    assert objects(remote) == objects(local)
+    # The root run of events is named as the RemoteGraph (a kept divergence: see test_classic_events).
+    assert objects(graphs_named_as_local(remote, local)) == objects(local)

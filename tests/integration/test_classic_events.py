@@ -206,27 +206,27 @@ def sync_stream_events_v1_v2_is_not_implemented(lane: Lane) -> Any:
 SERVED = frozenset(json.loads((Path(__file__).parents[2] / "app" / "langgraph.json").read_text())["graphs"])
 
 
-def root_named(value: Any, name: str) -> Any:
-    """``value`` with every run of events' root run named ``name``.
+def graphs_named_as_local(remote: Any, local: Any) -> Any:
+    """``remote`` with each graph run named as local names it, where that is the only difference.
 
     The one kept divergence of these scenarios (README, "Divergences from
-    local"): a remote root run is named as the ``RemoteGraph`` is (its
-    assistant id, unless ``name=`` is given), where a local graph compiled
-    without a name is "LangGraph". ``test_probe_the_root_run_is_named_as_the_remote_graph``
-    pins it; here it is undone so that all the rest is compared.
+    local"): a remote graph's run (a root run, or a remote child's in a local
+    parent) is named as the ``RemoteGraph`` is (its assistant id, unless
+    ``name=`` is given), where a local graph compiled without a name is
+    "LangGraph". ``test_probe_the_root_run_is_named_as_the_remote_graph``
+    pins it. Here an event of the remote run is renamed only where local has
+    "LangGraph" and the remote has a served graph's id, so all the rest is
+    compared.
     """
-    if isinstance(value, list) and value and all(isinstance(e, dict) and "event" in e for e in value):
-        # The root run: the one without parents (in v1 no event has parents, and the root's comes first).
-        roots = {e["run_id"] for e in value if not e.get("parent_ids")}
-        if not roots:
-            return value
-        root = roots.pop() if len(roots) == 1 else value[0]["run_id"]
-        return [{**e, "name": name} if e.get("run_id") == root and e.get("name") in SERVED else e for e in value]
-    if isinstance(value, dict):
-        return {k: root_named(v, name) for k, v in value.items()}
-    if isinstance(value, list):
-        return [root_named(v, name) for v in value]
-    return value
+    if isinstance(remote, dict) and isinstance(local, dict):
+        if "event" in remote and "event" in local:
+            if local.get("name") == "LangGraph" and remote.get("name") in SERVED:
+                return {**remote, "name": "LangGraph"}
+            return remote
+        return {k: graphs_named_as_local(v, local.get(k)) for k, v in remote.items()}
+    if isinstance(remote, list) and isinstance(local, list):
+        return [graphs_named_as_local(r, l) for r, l in zip(remote, local)] + remote[len(local) :]
+    return remote
 
 
 def without_tool_message_ids(value: Any) -> Any:
@@ -250,7 +250,7 @@ def without_tool_message_ids(value: Any) -> Any:
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_classic_events_local_equals_remote(name: str, flavour: str, request: pytest.FixtureRequest) -> None:
     local, remote = compare(SCENARIOS[name], flavour, lanes_server_url(request))
-    remote = root_named(remote, "LangGraph")
+    remote = graphs_named_as_local(remote, local)
     if "_v1_" in name:
         local, remote = without_tool_message_ids(local), without_tool_message_ids(remote)
     assert objects(remote) == objects(local)

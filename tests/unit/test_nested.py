@@ -20,7 +20,7 @@ NS = ("child:t1",)
 
 
 def run(**kw: Any) -> NestedRun:
-    return NestedRun(NS, kw.pop("modes", ALL), v3_messages=kw.pop("v3_messages", True), key_prefix="k", **kw)
+    return NestedRun(NS, kw.pop("modes", ALL), key_prefix="k", **kw)
 
 
 def test_the_handle_opens_after_the_first_root_values_like_a_local_child() -> None:
@@ -61,11 +61,10 @@ def test_the_node_returns_the_output_schema_keys_like_a_local_invoke() -> None:
     assert unknown.known and r.result("completed", [], unknown.keys) == ({"x": 3, "scratch": "internal"}, ())
 
 
-def test_messages_are_keyed_per_run_and_only_sent_to_a_v3_parent() -> None:
+def test_messages_are_keyed_per_run() -> None:
     part = {"type": "messages", "ns": ("sub:1",), "data": ({"event": "message-start"}, {"run_id": "sub:1#1", "langgraph_node": None})}
     (_, (ns, mode, (event, meta))) = run().feed(part)
     assert ns == NS + ("sub:1",) and meta["run_id"] == "k:sub:1#1" and meta["langgraph_checkpoint_ns"] == "child:t1|sub:1"
-    assert [c[1] for c in run(v3_messages=False).feed(part)] == ["tasks"]
     assert run(modes=frozenset({"values"})).feed(part) == []
 
 
@@ -144,3 +143,54 @@ def test_parent_task_reads_the_task_a_local_child_would_run_in() -> None:
     assert task.write is not None
     task.write(((), "values", {"x": 1}))
     assert written == [((), "values", {"x": 1})]
+
+
+# --- a remote child in a classic parent -------------------------------------------------------
+
+from remote_graph._core.classic_nested import ClassicNestedRun  # noqa: E402
+
+
+def classic(**kw: Any) -> ClassicNestedRun:
+    return ClassicNestedRun(NS, kw.pop("modes", ALL), parent_thread="parent-thread", **kw)
+
+
+def test_a_classic_child_writes_the_parents_modes_under_the_task_namespace() -> None:
+    r = classic(modes=frozenset({"values", "updates"}))
+    values = {"type": "values", "ns": (), "data": {"x": 1}}
+    assert r.feed(values) == [(NS, "values", {"x": 1})]
+    assert r.feed({"type": "updates", "ns": ("sub:2",), "data": {"n": {"x": 2}}}) == [(NS + ("sub:2",), "updates", {"n": {"x": 2}})]
+    assert r.feed({"type": "custom", "ns": (), "data": 1}) == []
+    assert r.output == {"x": 1} and r.finish() == []
+
+
+def test_a_classic_childs_messages_carry_their_place_under_the_parent() -> None:
+    emitted: list[tuple[str, ...]] = []
+    r = classic(emits=lambda ns: emitted.append(ns) or True)
+    meta = {"langgraph_checkpoint_ns": "agent:9", "checkpoint_ns": "agent:9", "thread_id": "server-thread", "langgraph_node": "agent"}
+    [(ns, mode, (message, out))] = r.feed({"type": "messages", "ns": (), "data": ("chunk", meta)})
+    assert ns == NS and mode == "messages" and message == "chunk" and emitted == [NS]
+    # As a local child's: under the task's namespace, the outermost task as checkpoint_ns, the parent's thread.
+    assert out == {"langgraph_checkpoint_ns": "child:t1|agent:9", "checkpoint_ns": "child:t1", "thread_id": "parent-thread", "langgraph_node": "agent"}
+    # A namespace the parent's handler does not emit from gets nothing.
+    assert classic(emits=lambda ns: False).feed({"type": "messages", "ns": (), "data": ("chunk", meta)}) == []
+    assert classic(emits=None).feed({"type": "messages", "ns": (), "data": ("chunk", meta)}) == []
+
+
+def test_a_classic_childs_states_are_seen_by_the_parents_handler() -> None:
+    from langchain_core.messages import AIMessage
+
+    seen: list[list[str]] = []
+    r = classic(emits=lambda ns: ns == NS, mark_seen=seen.append)
+    r.feed({"type": "values", "ns": (), "data": {"messages": [AIMessage("a", id="m1"), AIMessage("b")]}})
+    r.feed({"type": "values", "ns": ("sub:1",), "data": {"messages": [AIMessage("c", id="m2")]}})
+    assert seen == [["m1"]]
+
+
+def test_a_classic_childs_result_is_its_output_schema_keys_and_its_interrupts() -> None:
+    from langgraph.types import Interrupt
+
+    r = classic()
+    r.feed({"type": "values", "ns": (), "data": {"x": 3, "scratch": "internal", "__interrupt__": ()}})
+    assert r.result("completed", [], frozenset({"x"})) == ({"x": 3}, ())
+    interrupt = Interrupt(value="ok?", id="i1")
+    assert r.result("interrupted", [interrupt]) == ({"x": 3, "scratch": "internal"}, (interrupt,))

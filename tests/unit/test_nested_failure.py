@@ -26,11 +26,11 @@ class State(TypedDict):
     log: Annotated[list[str], operator.add]
 
 
-def sse_body(*events: tuple[str, Any]) -> bytes:
+def sse_body(*chunks: tuple[str, Any]) -> bytes:
+    """A classic run's stream (a child in a classic parent runs classic): chunks, then the error."""
     out = []
-    for seq, (method, data) in enumerate(events, 1):
-        envelope = {"type": "event", "seq": seq, "method": method, "params": {"namespace": [], "timestamp": seq, "data": data}}
-        out.append(f"event: {method}\r\ndata: {json.dumps(envelope)}\r\nid: 17-{seq}\r\n\r\n")
+    for seq, (mode, data) in enumerate(chunks, 1):
+        out.append(f"event: {mode}\r\ndata: {json.dumps(data)}\r\nid: 17-{seq}\r\n\r\n")
     out.append('event: error\r\ndata: {"error": "ValueError", "message": "boom"}\r\n\r\n')
     return "".join(out).encode()
 
@@ -51,8 +51,11 @@ class Body(httpx.SyncByteStream, httpx.AsyncByteStream):
 def respond(request: httpx.Request) -> httpx.Response:
     path = request.url.path
     if (request.method == "POST" and path.endswith("/runs/stream")) or path.endswith("/runs/R/stream"):
-        tool = {"type": "tool", "content": "3", "tool_call_id": "c1"}  # returned without an id
-        body = sse_body(("values", {"messages": [], "log": []}), ("updates", {"tools": {"messages": [tool]}}))
+        tool = {"type": "tool", "content": "3", "tool_call_id": "c1", "id": "m1"}
+        metadata = {"langgraph_node": "tools", "langgraph_checkpoint_ns": "tools:t1"}
+        body = sse_body(
+            ("values", {"messages": [], "log": []}), ("messages", [tool, metadata]), ("updates", {"tools": {"messages": [tool]}})
+        )
         return httpx.Response(
             200, stream=Body(body), headers={"content-type": "text/event-stream", "location": "/threads/T/runs/R/stream"}
         )

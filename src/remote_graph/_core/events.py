@@ -22,7 +22,7 @@ a chunk of the run's other stream modes, at the same place in the stream. So
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage
@@ -34,7 +34,23 @@ from remote_graph._core.shape import Shaper
 from remote_graph._core.wire import Part
 from remote_graph._private import RootEventFilter
 
-__all__ = ["EventFilters", "EventReader"]
+__all__ = ["EventFilters", "EventReader", "revived_event", "run_type"]
+
+
+def run_type(event_name: str) -> str:
+    """The run type an event's name says (``on_chat_model_start``: ``chat_model``)."""
+    return event_name[len("on_") :].rsplit("_", 1)[0] if event_name.startswith("on_") else event_name
+
+
+def revived_event(raw: Any, metadata: Callable[[Any], Any]) -> dict[str, Any] | None:
+    """A server event as a local one: payloads revived, metadata read by ``metadata``."""
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("event"), str):
+        return None
+    event = dict(raw)
+    data = event.get("data")
+    event["data"] = {key: _sends(revive(value)) for key, value in data.items()} if isinstance(data, Mapping) else {}
+    event["metadata"] = metadata(event.get("metadata") or {})
+    return event
 
 
 class EventFilters:
@@ -46,9 +62,7 @@ class EventFilters:
         self._filter = RootEventFilter(**filters)
 
     def keeps(self, event: Mapping[str, Any]) -> bool:
-        kind = str(event.get("event", ""))
-        run_type = kind[len("on_") :].rsplit("_", 1)[0] if kind.startswith("on_") else kind
-        return bool(self._filter.include_event(event, run_type))  # type: ignore[arg-type]
+        return bool(self._filter.include_event(event, run_type(str(event.get("event", "")))))  # type: ignore[arg-type]
 
 
 class EventReader:
@@ -114,12 +128,9 @@ class EventReader:
         return out
 
     def _event(self, raw: Any) -> dict[str, Any] | None:
-        if not isinstance(raw, Mapping) or not isinstance(raw.get("event"), str):
+        event = revived_event(raw, self.view.metadata)
+        if event is None:
             return None
-        event = dict(raw)
-        data = event.get("data")
-        event["data"] = {key: _sends(revive(value)) for key, value in data.items()} if isinstance(data, Mapping) else {}
-        event["metadata"] = self.view.metadata(event.get("metadata") or {})
         root = self._root
         if root is None and not event.get("parent_ids") and event["event"].endswith("_start"):
             # The root run: named as the caller knows the graph (or as the

@@ -1,4 +1,4 @@
-"""A remote run inside a local parent's task, as the parent's stream sees it.
+"""A remote run inside a local parent's v3 run, as the parent's stream sees it.
 
 A local compiled child writes its chunks into the parent task's stream under
 the task's namespace; the parent's v3 mux then finds a ``run.subgraphs``
@@ -17,21 +17,17 @@ Three things a local child produces that the wire lacks are made up here:
   the parent's output step moves into the part's ``interrupts``;
 * unique message routing keys across every remote run in the parent.
 
-In a parent that is not streaming v3 events (plain ``invoke``, v1/v2
-``stream``), the child's messages are what a local child's are there:
-string content, and ``(AIMessageChunk, metadata)`` pairs for a parent
-streaming ``messages`` (``_core.v1_messages``).
+A parent that is not streaming v3 events (plain ``invoke``, v1/v2
+``stream``) gets a classic run instead (``classic_nested.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.types import Interrupt
-
-from remote_graph._core.v1_messages import V1Messages, to_v0
 
 Namespace = tuple[str, ...]
 Chunk = tuple[Namespace, str, Any]
@@ -68,20 +64,15 @@ class ParentResume:
 
 
 class NestedRun:
-    """Turns one remote run's parts into chunks for the parent task's stream.
+    """Turns one remote v3 run's parts into chunks for the parent task's stream.
 
     Args:
         caller_ns: The parent task's checkpoint namespace, split on ``|``.
         modes: The stream modes the parent's stream accepts.
-        v3_messages: Whether the parent streams v3 message events (the
-            ``messages`` payloads are protocol events, not message chunks).
         key_prefix: Makes message routing keys unique in the parent.
         metadata: User metadata a local child's first task would carry; its
             ``lc_agent_name`` makes the parent treat the child as a subagent
             (its graph name, and the tool call that spawned it as ``cause``).
-        v1_messages: For a parent streaming v1 ``messages`` (not v3), whether
-            its handler emits messages from a namespace (see
-            ``ParentTask.v1_messages``).
     """
 
     def __init__(
@@ -89,22 +80,16 @@ class NestedRun:
         caller_ns: Namespace,
         modes: frozenset[str],
         *,
-        v3_messages: bool,
         key_prefix: str,
         metadata: Mapping[str, Any] | None = None,
-        v1_messages: Callable[[Namespace], bool] | None = None,
     ) -> None:
         self.caller_ns = caller_ns
         self.metadata = dict(metadata or {})
         self.modes = modes
-        self.v3_messages = v3_messages
         self.key_prefix = key_prefix
         self.output: Any = None
         self._opened = False
         self._seen_values = False
-        self._v1 = V1Messages(v1_messages) if v1_messages is not None and not v3_messages else None
-        # An update held until the messages it returned without ids are named.
-        self._held: dict[Namespace, Chunk] = {}
 
     def feed(self, part: Mapping[str, Any]) -> list[Chunk]:
         """The chunks one remote part becomes in the parent's stream."""
@@ -119,53 +104,31 @@ class NestedRun:
         if is_root_values:
             self._seen_values = True
         ns = self.caller_ns + rel
-        if self._v1 is not None:
-            chunks.extend((ns, "messages", payload) for payload in self._v1.feed(ns, part))
-            if ns in self._held:
-                chunks.append(self._held.pop(ns))
         if mode == "values":
-            payload = self._shaped(part["data"])
-            payload = dict(payload) if isinstance(payload, Mapping) else payload
+            payload = dict(part["data"]) if isinstance(part["data"], Mapping) else part["data"]
             if part.get("interrupts") and isinstance(payload, dict):
                 payload["__interrupt__"] = tuple(part["interrupts"])
             chunks.append((ns, mode, payload))
         elif mode == "messages":
-            if self.v3_messages:
-                event, metadata = part["data"]
-                meta = dict(metadata)
-                meta["run_id"] = f"{self.key_prefix}:{meta.get('run_id')}"
-                meta["langgraph_checkpoint_ns"] = "|".join(ns)
-                chunks.append((ns, mode, (event, meta)))
-        elif mode == "updates":
-            chunk: Chunk = (ns, mode, self._shaped(part["data"]))
-            if self._v1 is not None and self._v1.waiting(ns):
-                # Its messages come first, as a local node's do, once the next state names them.
-                self._held[ns] = chunk
-            else:
-                chunks.append(chunk)
+            event, metadata = part["data"]
+            meta = dict(metadata)
+            meta["run_id"] = f"{self.key_prefix}:{meta.get('run_id')}"
+            meta["langgraph_checkpoint_ns"] = "|".join(ns)
+            chunks.append((ns, mode, (event, meta)))
         else:
             chunks.append((ns, mode, part["data"]))
         return [c for c in chunks if c[1] in self.modes]
 
-    def _shaped(self, value: Any) -> Any:
-        """``value`` with messages in the shape the parent's mode gives a local child's."""
-        return value if self.v3_messages else to_v0(value)
-
     def finish(self) -> list[Chunk]:
         """Chunks owed once the run is over (a run with no events still opens its handle)."""
-        chunks = self._open()
-        if self._v1 is not None:
-            chunks.extend((ns, "messages", payload) for ns, payload in self._v1.finish())
-        chunks.extend(self._held.values())
-        self._held.clear()
-        return [c for c in chunks if c[1] in self.modes]
+        return [c for c in self._open() if c[1] in self.modes]
 
     def result(
         self, status: str, interrupts: list[Interrupt], output_keys: frozenset[str] | None = None
     ) -> tuple[Any, tuple[Interrupt, ...]]:
         """What the node returns (the output schema's keys of the last state, as a
         local ``invoke`` returns), and the interrupts it must raise (empty unless paused)."""
-        output = self._shaped(self.output)
+        output = self.output
         if output_keys is not None and isinstance(output, Mapping):
             output = {key: value for key, value in output.items() if key in output_keys}
         if status == "interrupted" and interrupts:

@@ -138,6 +138,15 @@ class Shaper:
         self.version: Literal["v1", "v2"] = version
         self._queue: deque[tuple[tuple[str, ...], str, Any]] = deque()
 
+    def modes(self) -> list[str]:
+        """Every mode the caller streams or prints."""
+        out: list[str] = []
+        for group in (self.stream_mode, self.print_mode):
+            for mode in [group] if isinstance(group, str) else group:
+                if mode not in out:
+                    out.append(mode)
+        return out
+
     def wants(self, mode: str) -> bool:
         modes = self.stream_mode
         prints = self.print_mode
