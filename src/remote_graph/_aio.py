@@ -16,7 +16,7 @@ import httpx
 from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response
 from remote_graph._core.convert import Part
 from remote_graph._core.run import RunDriver
-from remote_graph._shell_common import broken, decode, is_event_stream, request_args, stream_request, stream_response
+from remote_graph._shell_common import broken, is_event_stream, request_args, response_of, stream_request, stream_response
 
 logger = logging.getLogger("remote_graph")
 
@@ -90,7 +90,7 @@ class AsyncRunSource(AsyncIterator[Part]):
             r = await self._http.request(**request_args(action, self._driver.timeouts, self._headers))
         except httpx.HTTPError as exc:
             return broken(exc)
-        return Response(r.status_code, decode(r.content), r.headers.get("content-type", ""))
+        return response_of(r)
 
     async def _open(self, action: OpenStream) -> Response | Broken:
         await self._close_stream()

@@ -38,7 +38,8 @@ from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Re
 from remote_graph._core.commands import StartPlan
 from remote_graph._core.convert import Namespace, Part, WireConverter
 from remote_graph._core.cursor import ResumeCursor
-from remote_graph._core.failure import command_error, failure_from_state
+from remote_graph._core.failure import answer_error, failure_from_state
+from remote_graph._core.limits import Limits
 from remote_graph._core.nested import OutputSchema
 from remote_graph._core.schema import learn_output_schema
 from remote_graph._core.sse import SSEDecoder
@@ -73,6 +74,7 @@ class RunDriver:
         timeouts: Bounds on every wait.
         output_schema: Learned before the run when given and not yet known
             (a run inside a parent task returns only the output keys).
+        limits: Bounds on what the server's answers may make the run hold.
         clock: Monotonic seconds; replaced in tests.
     """
 
@@ -83,11 +85,13 @@ class RunDriver:
         *,
         timeouts: Timeouts,
         output_schema: OutputSchema | None = None,
+        limits: Limits | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.plan = plan
         self.thread_id = thread_id
         self.timeouts = timeouts
+        self.limits = limits if limits is not None else Limits()
         self.output_schema = output_schema
         self.run_id: str | None = None
         self.state = RunState()
@@ -156,10 +160,10 @@ class RunDriver:
         if self.plan.needs_state():
             reply = yield Request("GET", f"{self._thread_path}/state")
             self._check_sent(reply, "reading the thread's state")
-            if reply.status == 200:
+            if reply.status == 200 and isinstance(reply.body, Mapping):
                 thread_state = reply.body
             elif reply.status != 404:
-                self._fail(command_error(reply.body, reply.status))
+                self._fail(answer_error(reply, "reading the thread's state"))
         try:
             start = self.plan.request(self._thread_path, thread_state)
         except BaseException as exc:
@@ -167,17 +171,21 @@ class RunDriver:
         reply = yield start
         self._check_sent(reply, "starting the run")
         if reply.status != 200 or not isinstance(reply.body, Mapping) or "run_id" not in reply.body:
-            self._fail(command_error(reply.body, reply.status))
+            self._fail(answer_error(reply, "starting the run", "the run's record"))
         self.run_id = str(reply.body["run_id"])
         self.state.move(RunStatus.RUNNING)
         try:
             yield from self._follow()
-        except Exception:
+        except Exception as exc:
             # Events that arrived before the failure (a message held for its
             # node, a channel event waiting for the next event) are delivered
             # before it, as a local run's events are.
             for part in self.converter.finish(interrupted=False):
                 yield part
+            if not self.state.terminal:
+                # Raised below the driver's own checks (a frame past its limit):
+                # the run failed all the same, and may still be going.
+                self._fail(exc)
             raise
 
     def _check_sent(self, reply: Response | Broken, doing: str) -> None:
@@ -212,16 +220,9 @@ class RunDriver:
                 # spend seconds on its own connect retries before it fails.
                 yield from self._backoff(retry, reply if isinstance(reply, Broken) else None, since=opened_at)
                 continue
-            if reply.status != 200:
-                self._fail(command_error(reply.body, reply.status))
-            if not reply.content_type.startswith(_SSE):
-                self._fail(
-                    RemoteProtocolError(
-                        f"the server answered the event stream of run {self.run_id} with {reply.content_type!r} "
-                        f"instead of {_SSE!r}; it began: {str(reply.body)[:200]!r}"
-                    )
-                )
-            decoder = SSEDecoder()
+            if reply.status != 200 or not reply.content_type.startswith(_SSE):
+                self._fail(answer_error(reply, f"opening the event stream of run {self.run_id}", f"an event stream ({_SSE!r})"))
+            decoder = SSEDecoder(self.limits.max_frame_chars)
             fresh = False
             while True:
                 chunk = yield _RECEIVE
@@ -312,8 +313,8 @@ class RunDriver:
         if isinstance(reply, Broken):
             yield from self._backoff(retry, reply, since=asked_at)
             return _UNASKED
-        if reply.status not in (200, 404):
-            self._fail(command_error(reply.body, reply.status))
+        if reply.status not in (200, 404) or reply.status == 200 and not isinstance(reply.body, Mapping):
+            self._fail(answer_error(reply, f"reading the record of run {self.run_id}"))
         record = reply.body if reply.status == 200 else None
         if status_from_server(record, raised_interrupts=False) is None:
             return _STILL_RUNNING
@@ -350,7 +351,7 @@ class RunDriver:
         else:
             reply = yield Request("GET", f"{self._thread_path}/state")
             state = reply.body if not isinstance(reply, Broken) and reply.status == 200 else None
-            error = failure_from_state(state, wire_error)
+            error = failure_from_state(state, wire_error, max_error_types=self.limits.max_error_types)
         for part in self.converter.finish(interrupted=False):
             yield part
         self._fail(error, verdict=True)
@@ -378,7 +379,7 @@ class RunDriver:
             return
         reply = yield Request("POST", f"{self.run_path}/cancel", params={"wait": "false", "action": "interrupt"})
         if isinstance(reply, Broken):
-            logger.warning("could not cancel remote run %s: %s", self.run_id, reply.error)
+            logger.warning("could not cancel remote run %s: %s", self.run_id, reply.detail)
             return
         if reply.status in (200, 202, 204):
             self.state.move(RunStatus.CANCELLED)
@@ -425,7 +426,7 @@ class _Retry:
         return delay
 
     def gave_up(self, run_id: str | None, broken: Broken | None) -> RemoteConnectionError:
-        cause = f"the last error was {broken.error!r}" if broken is not None else "the server kept closing it"
+        cause = f"the last error was {broken.detail}" if broken is not None else "the server kept closing it"
         error_type = RemoteTimeoutError if broken is not None and broken.timed_out else RemoteConnectionError
         error = error_type(
             f"lost the event stream of run {run_id} and could not resume it: {self._attempts} reconnects over "
@@ -437,6 +438,7 @@ class _Retry:
 
 def _transport_error(broken: Broken, doing: str) -> RemoteConnectionError:
     error_type = RemoteTimeoutError if broken.timed_out else RemoteConnectionError
-    error = error_type(f"{'timed out' if broken.timed_out else 'connection failed'} {doing}: {broken.error!r}")
+    what = "timed out" if broken.timed_out else "could not send the request" if broken.local else "connection failed"
+    error = error_type(f"{what} {doing}: {broken.detail}")
     error.__cause__ = broken.error
     return error
