@@ -277,3 +277,24 @@ def test_a_key_in_the_environment_http_cannot_carry_names_the_variable(monkeypat
     with pytest.raises(ValueError, match=r"\$LANGSMITH_API_KEY: api_key has a value HTTP cannot carry") as info:
         RemoteGraph("g", url=BASE)
     assert "ls-key" not in str(info.value)
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(("name", "call", "_"), CALLS, ids=ids(CALLS))
+def test_a_request_that_cannot_be_sent_says_so_without_the_credential(name: str, call: Call, _: bool) -> None:
+    # h11's error for a header it cannot send quotes the value; it is this
+    # side's fault, not the connection's.
+    def respond(request: httpx.Request) -> httpx.Response:
+        raise httpx.LocalProtocolError(f"Illegal header value b'Bearer {TOKEN}\\n'")
+
+    transport = httpx.MockTransport(respond)
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    graph = RemoteGraph(
+        "g",
+        client=LangGraphClient(httpx.AsyncClient(transport=transport, base_url=BASE, headers=headers)),
+        sync_client=SyncLangGraphClient(httpx.Client(transport=transport, base_url=BASE, headers=headers)),
+    )
+    with pytest.raises(RemoteConnectionError, match="could not send the request") as info:
+        call(graph, on_thread())
+    assert "connection failed" not in str(info.value)
+    assert_no_secret(info.value)
