@@ -7,7 +7,9 @@ names the header, never its value, where httpx and h11 would raise errors
 quoting it. And every message built from something that may quote a
 credential (a transport error, a server's answer to a refused request, a
 URL) goes through ``redact``, which replaces the values of credential-bearing
-headers (and the password of a URL's userinfo) with ``***``.
+headers (and the password of a URL's userinfo) with ``***``; ``guard_logs``
+does the same for the records of the libraries below (httpx logs every
+request's URL, the SDK on Python 3.10 every refusal's message).
 """
 
 from __future__ import annotations
