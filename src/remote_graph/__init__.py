@@ -1,6 +1,7 @@
 """remote_graph: a graph deployed on a LangGraph server, streamed like a local one."""
 
 from remote_graph._core.actions import Timeouts
+from remote_graph._core.limits import Limits
 from remote_graph._core.thread_ids import THREAD_ID_NAMESPACE, default_map_thread_id
 from remote_graph.errors import (
     RemoteCommandError,
@@ -16,6 +17,7 @@ from remote_graph.transformers import RemoteMessagesTransformer
 
 __all__ = [
     "AsyncRemoteGraphRunStream",
+    "Limits",
     "RemoteCommandError",
     "RemoteConnectionError",
     "RemoteGraph",

@@ -165,7 +165,7 @@ class ClassicCall:
         )
         thread_path = f"/threads/{quote(thread_id, safe='')}"
         wire_format = ClassicWire(ChunkReader(view, graph._schemas), thread_path)
-        return RunDriver(plan, thread_id, timeouts=graph.timeouts, schemas=graph._schemas, wire=wire_format)
+        return RunDriver(plan, thread_id, timeouts=graph.timeouts, schemas=graph._schemas, wire=wire_format, limits=graph.limits)
 
     @classmethod
     def start_events(

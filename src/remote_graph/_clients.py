@@ -9,12 +9,21 @@ thread (``httpx.Client`` is thread-safe).
 Clients built here are bounded by the graph's ``Timeouts`` (connect, write
 and pool waits by ``request``, each read by ``read``), so the SDK's default
 300 s read timeout never applies.
+
+Credentials are checked before any client is built: a header value or an API
+key HTTP cannot carry fails with a ``ValueError`` naming it, not quoting it.
+Without an ``api_key``, the key comes from the environment as the SDK's
+``get_client`` reads it (``LANGGRAPH_API_KEY``, then ``LANGSMITH_API_KEY``,
+then ``LANGCHAIN_API_KEY``). Every client, built here or passed in, gets the
+answer check of ``_shell_common.check_answers``: redirects are not followed,
+and one the SDK would take for data raises a ``RemoteProtocolError``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 import weakref
 from collections.abc import AsyncGenerator, Mapping
@@ -26,8 +35,10 @@ from langgraph_sdk import get_client, get_sync_client
 from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
 
 from remote_graph._core.actions import Timeouts
+from remote_graph._redact import check_api_key, check_headers, credential_forms, guard_logs, redact_url, secrets_of
+from remote_graph._shell_common import acheck_answers, check_answers
 
-__all__ = ["ClientSettings", "SdkClients", "check_url", "http_timeout"]
+__all__ = ["API_KEY_VARIABLES", "ClientSettings", "SdkClients", "api_key_from_environment", "check_url", "http_timeout"]
 
 logger = logging.getLogger("remote_graph")
 
@@ -43,13 +54,40 @@ def check_url(url: object) -> str:
     """
     if not isinstance(url, str):
         raise TypeError(f"url must be a str, got {type(url).__name__}")
+    shown = redact_url(repr(url))  # a password in the URL's userinfo is a credential
     try:
         parsed = httpx.URL(url)
     except httpx.InvalidURL as exc:
-        raise ValueError(f"url is not a valid URL: {url!r} ({exc})") from exc
+        raise ValueError(f"url is not a valid URL: {shown} ({redact_url(str(exc))})") from None
     if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise ValueError(f"url must be an absolute http:// or https:// URL, got {url!r}")
+        raise ValueError(f"url must be an absolute http:// or https:// URL, got {shown}")
     return url
+
+
+# Where the SDK's ``get_client`` / ``get_sync_client`` look for an API key, in order.
+API_KEY_VARIABLES = ("LANGGRAPH_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")
+
+
+def api_key_from_environment() -> str | None:
+    """The API key the SDK's clients would read from the environment, or ``None``.
+
+    The first of ``API_KEY_VARIABLES`` that is set and not empty, stripped of
+    whitespace and quotes as the SDK strips it.
+
+    Raises:
+        ValueError: The key found cannot be sent as a header; the message
+            names the variable, not the key.
+    """
+    for name in API_KEY_VARIABLES:
+        value = os.environ.get(name)
+        if value:
+            key = value.strip().strip('"').strip("'")
+            try:
+                check_api_key(key)
+            except ValueError as exc:
+                raise ValueError(f"${name}: {exc}") from None
+            return key or None
+    return None
 
 
 def http_timeout(timeouts: Timeouts) -> tuple[float, float, float, float]:
@@ -128,16 +166,20 @@ class ClientSettings:
 
     Attributes:
         url: The server's URL.
-        api_key: API key for the clients built from ``url``.
+        api_key: API key for the clients built from ``url``; ``None`` reads
+            it from the environment (``api_key_from_environment``), ``""``
+            sends none.
         headers: Extra headers for the clients built from ``url``.
         client: The caller's async client.
         sync_client: The caller's sync client.
         timeouts: Bounds for the clients built here.
+
+    Credentials are left out of the repr.
     """
 
     url: str | None = None
-    api_key: str | None = None
-    headers: Mapping[str, str] | None = None
+    api_key: str | None = field(default=None, repr=False)
+    headers: Mapping[str, str] | None = field(default=None, repr=False)
     client: LangGraphClient | None = None
     sync_client: SyncLangGraphClient | None = None
     timeouts: Timeouts = field(default_factory=Timeouts)
@@ -162,6 +204,14 @@ class SdkClients:
         self.settings = settings = settings if settings is not None else ClientSettings()
         if settings.url is not None:
             check_url(settings.url)
+        # Checked before any client exists: httpx and h11 would quote a bad value in their errors.
+        check_headers(settings.headers)
+        check_api_key(settings.api_key)
+        for given, name in ((settings.client, "client"), (settings.sync_client, "sync_client")):
+            if given is not None:
+                check_headers(dict(given.http.client.headers.items()), f"{name}'s headers")
+        self._api_key = settings.api_key if settings.api_key is not None else api_key_from_environment()
+        guard_logs(self._credentials())
         self._lock = threading.Lock()
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopClient] = weakref.WeakKeyDictionary()
         # A client no loop has used yet: the caller's, or one built outside any loop.
@@ -171,13 +221,31 @@ class SdkClients:
         if self._sync is None and settings.url is not None:
             # Built now, so bad headers fail at construction, as upstream's do.
             self._sync = get_sync_client(
-                url=settings.url, api_key=settings.api_key, headers=settings.headers, timeout=http_timeout(settings.timeouts)
+                url=settings.url, api_key=self._api_key or None, headers=settings.headers, timeout=http_timeout(settings.timeouts)
             )
+        if self._sync is not None:
+            check_answers(self._sync.http.client)
+        if settings.client is not None:
+            acheck_answers(settings.client.http.client)
         weakref.finalize(self, _finish_closed, self._loops)
         if settings.sync_client is None and self._sync is not None:
             # Built here, so closed here: its pooled sockets would otherwise stay
             # open until the collector finds them (a ResourceWarning each).
             weakref.finalize(self, self._sync.http.client.close)
+
+    def _credentials(self) -> set[str]:
+        """Every credential these clients send, in the forms a message may quote."""
+        settings = self.settings
+        found = set(secrets_of(settings.headers))
+        if self._api_key:
+            found |= credential_forms(self._api_key)
+        for given in (settings.client, settings.sync_client):
+            if given is not None:
+                found |= secrets_of(given.http.client.headers.multi_items())
+        password = httpx.URL(settings.url).password if settings.url is not None else None
+        if password:
+            found |= credential_forms(password)
+        return found
 
     def derive(self, **changes: Any) -> SdkClients:
         """A new set from these settings with ``changes`` applied; no client is shared."""
@@ -249,7 +317,7 @@ class SdkClients:
         timeout = http_timeout(settings.timeouts)
         if settings.client is not None:
             template = settings.client.http.client
-            return LangGraphClient(
+            client = LangGraphClient(
                 httpx.AsyncClient(
                     base_url=template.base_url,
                     headers=template.headers,
@@ -257,4 +325,7 @@ class SdkClients:
                     transport=httpx.AsyncHTTPTransport(retries=5),
                 )
             )
-        return get_client(url=settings.url, api_key=settings.api_key, headers=settings.headers, timeout=timeout)
+        else:
+            client = get_client(url=settings.url, api_key=self._api_key or None, headers=settings.headers, timeout=timeout)
+        acheck_answers(client.http.client)
+        return client

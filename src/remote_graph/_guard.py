@@ -34,7 +34,8 @@ import orjson
 from langchain_core.runnables.config import merge_configs
 
 from remote_graph._core.thread_ids import default_map_thread_id, rename_thread, server_thread_id, thread_name
-from remote_graph._shell_common import translate
+from remote_graph._redact import check_headers, redact
+from remote_graph._shell_common import request_secrets, sanitize, translate
 from remote_graph.errors import RemoteCommandError, RemoteGraphError, RemoteProtocolError
 
 __all__ = ["GUARDED", "check_config", "guard_methods", "http_error", "translated"]
@@ -125,7 +126,8 @@ def http_error(exc: httpx.HTTPError, doing: str, thread: _Thread | None = None) 
     body = getattr(exc, "body", None)
     error = body.get("error") if isinstance(body, Mapping) else None
     code = error if isinstance(error, str) and error else f"http_{status}"
-    message = getattr(exc, "message", None) or str(exc)
+    # A server may repeat in its refusal the credential it refused.
+    message = redact(getattr(exc, "message", None) or str(exc), request_secrets(response.request))
     if thread is not None:
         message = thread.explain(message)
     return RemoteCommandError(f"{code}: {message}", code=code, status=status)
@@ -142,7 +144,7 @@ def translated(doing: str, thread: _Thread | None = None) -> Iterator[None]:
             exc.args = (thread.explain(str(exc)), *exc.args[1:])
         raise
     except httpx.HTTPError as exc:
-        raise http_error(exc, doing, thread) from exc
+        raise http_error(exc, doing, thread) from sanitize(exc)
     except orjson.JSONDecodeError as exc:
         raise RemoteProtocolError(f"the server's answer is not JSON while {doing}: {exc}") from exc
 
@@ -164,6 +166,7 @@ def _prepare_call(
     check_config(config)
     for other in spec.also:
         check_config(kwargs.get(other), other)
+    check_headers(kwargs.get("headers"))
     if spec.thread is None:
         return args, kwargs, None
     merged = merge_configs(graph.config, config)

@@ -23,7 +23,7 @@ from remote_graph._aio import AsyncRequests
 from remote_graph._core.actions import Broken, Request, Response
 from remote_graph._core.classic import CallView, ChunkReader
 from remote_graph._core.schema import learn_schemas
-from remote_graph._core.threads import HISTORY_PAGE, bulk_update, history_page, history_pages, read_state, reply_or_raise, update_state
+from remote_graph._core.threads import HISTORY_PAGE, bulk_update, history_page, history_pages, json_body, read_state, reply_or_raise, update_state
 from remote_graph._sync import SyncRequests
 
 if TYPE_CHECKING:
@@ -197,6 +197,7 @@ class ThreadCalls:
         path = f"/assistants/{quote(assistant, safe='')}/subgraphs"
         if namespace is not None:
             path = f"{path}/{quote(namespace, safe='')}"
-        reply = reply_or_raise((yield Request("GET", path, params={"recurse": "true" if recurse else "false"})), "reading the graph's subgraphs")
-        found = reply.body if isinstance(reply.body, Mapping) else {}
+        doing = "reading the graph's subgraphs"
+        reply = reply_or_raise((yield Request("GET", path, params={"recurse": "true" if recurse else "false"})), doing)
+        found = json_body(reply, doing)
         return [(ns, RemoteSubgraph(graph.assistant_id, ns, schemas)) for ns, schemas in found.items() if isinstance(schemas, Mapping)]

@@ -16,7 +16,7 @@ import httpx
 from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response, Sleep, Timeouts
 from remote_graph._core.convert import Part
 from remote_graph._core.run import RunDriver
-from remote_graph._shell_common import broken, decode, is_event_stream, request_args, stream_request, stream_response
+from remote_graph._shell_common import broken, is_event_stream, request_args, response_of, stream_request, stream_response
 
 logger = logging.getLogger("remote_graph")
 
@@ -36,7 +36,7 @@ class SyncRequests:
             r = self._http.request(**request_args(action, self._timeouts, self._headers))
         except httpx.HTTPError as exc:
             return broken(exc)
-        return Response(r.status_code, decode(r.content), r.headers.get("content-type", ""), r.headers.get("location"))
+        return response_of(r)
 
     def run(self, conversation: Generator[Request, Response | Broken, T]) -> T:
         """Run a conversation of requests (``_core.threads``) to its result."""

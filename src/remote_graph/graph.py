@@ -31,6 +31,7 @@ from remote_graph._invoke import InvokeCollector, collector_kwargs
 from remote_graph._clients import ClientSettings, SdkClients
 from remote_graph._core.actions import Timeouts
 from remote_graph._core.commands import RunOptions, StartPlan, wire_config
+from remote_graph._core.limits import Limits
 from remote_graph._core.schema import GraphSchemas
 from remote_graph._core.run import RunDriver
 from remote_graph._core.thread_ids import ThreadIdMap, default_map_thread_id, server_thread_id, thread_name
@@ -128,6 +129,9 @@ class RemoteGraph(_UpstreamRemoteGraph):
             the server also sends computes it on the client instead.
         timeouts: Bounds on every wait a run stream performs, and on every
             request the default clients send for the other methods.
+        limits: Bounds on what a run's event stream may make the client hold
+            (a frame's size, how many exception types failed runs may name);
+            passing one fails the run with a ``RemoteProtocolError``.
         child_thread_id: Maps (parent thread id, task checkpoint namespace) to
             the server thread this graph runs on when a local parent graph
             calls it; see ``remote_graph.nesting``. What it returns is a thread
@@ -162,6 +166,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
         distributed_tracing: bool = False,
         stream_transformers: Sequence[TransformerFactory] | None = None,
         timeouts: Timeouts | None = None,
+        limits: Limits | None = None,
         child_thread_id: ChildThreadId = default_child_thread_id,
         map_thread_id: ThreadIdMap = default_map_thread_id,
     ) -> None:
@@ -195,6 +200,9 @@ class RemoteGraph(_UpstreamRemoteGraph):
         # Named channels earlier runs received: projections of later runs from their start.
         self._wire_channels: set[str] = set()
         self.timeouts = timeouts
+        if limits is not None and not isinstance(limits, Limits):
+            raise TypeError(f"limits must be a remote_graph.Limits, got {type(limits).__name__}")
+        self.limits = limits if limits is not None else Limits()
         if not callable(child_thread_id):
             raise TypeError(f"child_thread_id must be callable, got {type(child_thread_id).__name__}")
         self.child_thread_id = child_thread_id
@@ -571,7 +579,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
         thread_id, wire, thread_given = wire_config(merged, lambda value: server_thread_id(value, self.map_thread_id))
         plan = StartPlan(assistant_id=self.assistant_id, input=input, config=wire, options=options, thread_given=thread_given)
         name = thread_name(merged["configurable"]["thread_id"]) if thread_given else thread_id
-        return RunDriver(plan, thread_id, timeouts=self.timeouts), name
+        return RunDriver(plan, thread_id, timeouts=self.timeouts, limits=self.limits), name
 
     def _headers(self, options: RunOptions) -> dict[str, str] | None:
         if not self.distributed_tracing:

@@ -354,7 +354,7 @@ class NestedCall:
             )
         else:
             run = NestedRun(task.ns, task.modes, key_prefix=f"remote:{uuid4().hex}", metadata=task.metadata)
-        driver = RunDriver(plan, task.thread_id, timeouts=graph.timeouts, schemas=graph._schemas, wire=wire_format)
+        driver = RunDriver(plan, task.thread_id, timeouts=graph.timeouts, schemas=graph._schemas, wire=wire_format, limits=graph.limits)
         return cls(
             task, driver, run, graph=graph, input=input, config=merged, headers=graph._headers(options), version=version, shaper=shaper
         )

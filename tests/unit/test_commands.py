@@ -76,8 +76,28 @@ def test_resume_by_id_map_and_ambiguity() -> None:
     assert req.json["command"]["resume"] == {"a": 1, "b": 2}
     with pytest.raises(ValueError, match="2 pending interrupts"):
         start(Command(resume="x"), STATE_TWO)
-    with pytest.raises(ValueError, match="no pending interrupt"):
-        start(Command(resume="x"), None)
+
+
+# The server's state of a thread that ran and waits for nothing.
+STATE_DONE = {"values": {"x": 2}, "tasks": [], "interrupts": [], "checkpoint": {"checkpoint_id": "c1"}}
+
+
+@pytest.mark.parametrize("state", [None, {"values": {}, "tasks": [], "checkpoint": None}], ids=["no thread", "never ran"])
+def test_a_resume_on_a_thread_with_no_checkpoint_runs_from_the_start(state: dict[str, object] | None) -> None:
+    # Locally, ``Command(resume=...)`` on a thread with no checkpoint runs the
+    # graph from the start, as an empty input does: no error, nothing resumed.
+    req = start(Command(resume="x"), state)
+    assert req.json["input"] == {} and "command" not in req.json
+    # An update (or goto) beside the resume still applies; the resume has nothing to answer.
+    req = start(Command(resume="x", update={"x": 5}), state)
+    assert req.json["command"] == {"update": {"x": 5}} and req.json["input"] is None
+
+
+def test_a_resume_on_a_thread_waiting_for_nothing_sends_the_value_as_it_is() -> None:
+    # Locally the graph then has nothing to resume and returns the thread's state;
+    # the server does the same with a plain resume value.
+    req = start(Command(resume="x"), STATE_DONE)
+    assert req.json["command"] == {"resume": "x"}
 
 
 def test_run_options_refuse_what_would_be_dropped() -> None:

@@ -1185,7 +1185,7 @@ def test_a_stream_answered_with_html_is_a_protocol_error(when: str) -> None:
     driver, out = run(server)
     assert isinstance(out.error, RemoteProtocolError)
     assert "text/html" in str(out.error) and "Login required" in str(out.error)
-    assert ("the run's start" in str(out.error)) if when == "start" else (RID in str(out.error))
+    assert ("starting the run" in str(out.error)) if when == "start" else (RID in str(out.error))
     assert driver.status is RunStatus.FAILED and driver.state.error is out.error
 
 
@@ -1373,11 +1373,26 @@ def test_a_resume_answers_the_pending_interrupt_by_id() -> None:
     assert start.json["command"] == {"resume": {"b8fe": "yes"}} and start.json["input"] is None
 
 
-def test_a_resume_with_nothing_to_resume_fails_before_starting() -> None:
-    server = FakeServer(completed_run(), rest={("GET", f"{THREAD}/state"): Response(200, {"values": {}, "tasks": []})})
+@pytest.mark.parametrize("state", [Response(404, {"detail": "Thread not found"}), Response(200, {"values": {}, "tasks": []})])
+def test_a_resume_on_a_thread_with_no_checkpoint_runs_from_the_start(state: Response) -> None:
+    # As locally: no thread (or one the caller may not see: the server answers
+    # 404 for both), or one that never ran, and the graph runs from the start.
+    server = FakeServer(completed_run(), rest={("GET", f"{THREAD}/state"): state})
     driver, out = run(server, start=plan(Command(resume="yes"), thread_given=True))
-    assert isinstance(out.error, ValueError) and "no pending interrupt" in str(out.error)
-    assert driver.status is RunStatus.FAILED and not server.asked("POST", START_PATH)
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+    start = next(r for r in server.requests if (r.method, r.path) == ("POST", START_PATH))
+    assert start.json["input"] == {} and "command" not in start.json
+
+
+def test_a_resume_the_server_refuses_fails_with_its_status() -> None:
+    # Another user's thread: invisible to the state read (404), and the start
+    # of the run is refused, so nothing is written to it.
+    refused = Response(404, {"detail": "Thread or assistant not found."})
+    server = FakeServer(rest={("GET", f"{THREAD}/state"): Response(404, {"detail": "Thread not found"}), ("POST", START_PATH): refused})
+    driver, out = run(server, start=plan(Command(resume="yes"), thread_given=True))
+    assert isinstance(out.error, RemoteCommandError) and out.error.status == 404
+    assert "Thread or assistant not found." in str(out.error) and "starting the run" in str(out.error)
+    assert driver.status is RunStatus.FAILED
 
 
 def test_a_resume_whose_state_cannot_be_read() -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from remote_graph._core.sse import Frame, SSEDecoder
+from remote_graph.errors import RemoteProtocolError
 
 WIRE = b'event: values\r\ndata: {"a": 1}\r\nid: 7\r\n\r\n: heartbeat\r\n\r\nevent: lifecycle\r\ndata: {"b": 2}\r\nid: 8\r\n\r\n'
 EXPECTED = [Frame("values", '{"a": 1}', "7"), Frame("lifecycle", '{"b": 2}', "8")]
@@ -68,3 +69,33 @@ def test_invalid_utf8_becomes_replacement_characters_in_any_chunking() -> None:
         decoder = SSEDecoder()
         frames = [f for i in range(0, len(wire), size) for f in decoder.feed(wire[i : i + size])]
         assert frames == expected, f"chunks of {size}"
+
+
+# --- the frame limit --------------------------------------------------------------------
+
+
+def test_a_frame_up_to_the_limit_passes() -> None:
+    decoder = SSEDecoder(max_frame=100)
+    frame = b"data: " + b"x" * 99 + b"\n\n"  # 99 characters and the line's end
+    assert decoder.feed(frame) == [Frame("message", "x" * 99, None)]
+    # The count starts again with each frame.
+    assert decoder.feed(frame * 3) == [Frame("message", "x" * 99, None)] * 3
+
+
+@pytest.mark.parametrize("size", [1, 7, 64, 10_000])
+def test_a_frame_over_the_limit_fails_in_any_chunking(size: int) -> None:
+    decoder = SSEDecoder(max_frame=1000)
+    wire = b"event: values\ndata: " + b"y" * 600 + b"\ndata: " + b"z" * 600 + b"\n\n"
+    with pytest.raises(RemoteProtocolError, match=r"Limits.max_frame_chars \(1000 characters\)"):
+        for i in range(0, len(wire), size):
+            decoder.feed(wire[i : i + size])
+
+
+def test_a_line_that_never_ends_fails_and_is_dropped() -> None:
+    decoder = SSEDecoder(max_frame=10_000)
+    decoder.feed(b"data: ")
+    with pytest.raises(RemoteProtocolError):
+        for _ in range(100):
+            decoder.feed(b"q" * 1000)  # no newline, ever
+    # What it held is let go: memory stays bounded even if the caller goes on.
+    assert decoder._tail == "" and decoder._data == [] and decoder._size == 0

@@ -55,13 +55,15 @@ class Request:
 
 @dataclass(frozen=True, slots=True)
 class Response:
-    """A server's answer.
+    """The server's answer.
 
     Attributes:
-        status: The HTTP status.
-        body: The parsed JSON body (its text when it is not JSON, ``None`` when empty).
-        content_type: The ``Content-Type`` header.
-        location: The ``Location`` header, if any (a run's stream; a redirect's target).
+        status: Its HTTP status.
+        body: Its parsed JSON, its text when it is not JSON, ``None`` when empty.
+            The body of an answer that is not a success comes with the
+            credentials the request carried redacted.
+        content_type: Its ``Content-Type``.
+        location: Its ``Location`` header (where a redirect points), if any.
     """
 
     status: int
@@ -103,14 +105,26 @@ class Broken:
     """The transport failed while carrying out an action.
 
     Attributes:
-        error: The transport's exception.
+        error: The transport's exception (the ``__cause__`` of the error it
+            becomes). Left out of the repr: ``detail`` says what it says.
         timed_out: A wait ran past its timeout.
         unreachable: No connection could be made at all.
+        local: The request could not be sent as built (it is not valid
+            HTTP): the fault is on this side, and trying again cannot help.
+        detail: What went wrong, for messages and logs: ``Type: message``,
+            with any credential redacted by the shell that saw it.
     """
 
-    error: BaseException
+    error: BaseException = field(repr=False)
     timed_out: bool = False
     unreachable: bool = False
+    local: bool = False
+    detail: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.detail:
+            text = str(self.error)
+            object.__setattr__(self, "detail", f"{type(self.error).__name__}: {text}" if text else type(self.error).__name__)
 
 
 IOAction = Request | OpenStream | Receive | Sleep

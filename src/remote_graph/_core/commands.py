@@ -207,7 +207,9 @@ class StartPlan:
             command, run_input = self._continue_for_parent(self.parent_resume, state, pending)
         if command is not None and command.graph is not None:
             raise ValueError("Command(graph=...) only makes sense when returned from a node, not as a run's input.")
-        if command is not None and command.resume is not None:
+        if command is not None and command.resume is not None and not pending and not has_checkpoint(state):
+            command, run_input = start_over(command)
+        elif command is not None and command.resume is not None:
             # Answer the interrupts by id, as the server's input.respond does:
             # a plain value must name the one interrupt it answers.
             command = Command(update=command.update, goto=command.goto, resume=self._resume(command.resume, pending))
@@ -268,10 +270,14 @@ class StartPlan:
                 body[key] = value
         return place_configurable(body, o.context)
 
-    def _resume(self, resume: Any, pending: list[dict[str, Any]]) -> dict[str, Any]:
-        """The resume map, ``{interrupt_id: value}``, for the interrupts answered."""
+    def _resume(self, resume: Any, pending: list[dict[str, Any]]) -> Any:
+        """The resume map, ``{interrupt_id: value}``, for the interrupts answered.
+
+        With nothing pending the value is sent as it is: the graph, as a local
+        one, has nothing to resume and returns the thread's state.
+        """
         if not pending:
-            raise ValueError("Command(resume=...) was given but the thread has no pending interrupt to resume.")
+            return resume
         by_id = {p["interrupt_id"]: p for p in pending}
         if isinstance(resume, Mapping) and resume and all(key in by_id for key in resume):
             return dict(resume)
@@ -312,6 +318,25 @@ def _goto_payload(goto: Any) -> Any:
         else:
             raise TypeError(f"Command(goto=...) takes node names or Send objects, got {type(item).__name__}")
     return out[0] if len(out) == 1 and not isinstance(goto, (list, tuple)) else out
+
+
+def has_checkpoint(state: Mapping[str, Any] | None) -> bool:
+    """Whether a thread's REST state comes from a checkpoint (a thread that never ran has none)."""
+    return isinstance(state, Mapping) and bool(state.get("checkpoint"))
+
+
+def start_over(command: Command[Any]) -> tuple[Command[Any] | None, Any]:
+    """The ``(command, input)`` of a resume on a thread with no checkpoint: none
+    on the server, or one the caller may not see (the server answers both 404).
+
+    As locally, the graph runs from the start: the resume value has nothing to
+    answer, an update or goto still applies, and with neither the run's input
+    is empty. A thread of another user is refused by the server when the run
+    starts, so it is never written to.
+    """
+    if command.update is not None or command.goto:
+        return Command(update=command.update, goto=command.goto), None
+    return None, {}
 
 
 def pending_interrupts(state: Mapping[str, Any] | None) -> list[dict[str, Any]]:

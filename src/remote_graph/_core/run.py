@@ -47,7 +47,8 @@ from langgraph.types import Interrupt
 from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response, Sleep, Timeouts
 from remote_graph._core.commands import StartPlan
 from remote_graph._core.cursor import ResumeCursor
-from remote_graph._core.failure import command_error, failure_from_state
+from remote_graph._core.failure import answer_error, failure_from_state
+from remote_graph._core.limits import Limits
 from remote_graph._core.schema import GraphSchemas, learn_schemas
 from remote_graph._core.sse import SSEDecoder
 from remote_graph._core.state import Follow, Phase, RunState, RunStatus, Signal, status_from_server
@@ -111,6 +112,7 @@ class RunDriver:
             given and not yet known (to revive state by its schema, and for a
             run inside a parent task, which returns only the output keys).
         wire: The run's stream format; a v3 run's (``V3Wire``) by default.
+        limits: Bounds on what the server's answers may make the run hold.
         clock: Monotonic seconds; replaced in tests.
     """
 
@@ -122,12 +124,14 @@ class RunDriver:
         timeouts: Timeouts,
         schemas: GraphSchemas | None = None,
         wire: Wire | None = None,
+        limits: Limits | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.plan = plan
         self.thread_id = thread_id
         self.timeouts = timeouts
         self.schemas = schemas
+        self.limits = limits if limits is not None else Limits()
         self.run_id: str | None = None
         self.state = RunState()
         self.follow = Follow()
@@ -191,10 +195,10 @@ class RunDriver:
         if self.plan.needs_state():
             reply = yield Request("GET", f"{self._thread_path}/state")
             self._check_sent(reply, "reading the thread's state")
-            if reply.status == 200:
+            if reply.status == 200 and isinstance(reply.body, Mapping):
                 thread_state = reply.body
             elif reply.status != 404:
-                self._fail(command_error(reply.body, reply.status))
+                self._fail(answer_error(reply, "reading the thread's state"))
         if self.plan.carries_metadata:
             # A run that creates its thread leaves its metadata on the thread, and
             # the server gives a thread's metadata to every later run on it; a
@@ -203,17 +207,15 @@ class RunDriver:
             reply = yield Request("POST", "/threads", json={"thread_id": self.thread_id, "if_exists": "do_nothing"})
             self._check_sent(reply, "making sure the thread exists")
             if not 200 <= reply.status < 300 and reply.status != 409:
-                self._fail(command_error(reply.body, reply.status))
+                self._fail(answer_error(reply, "making sure the thread exists"))
         try:
             start = self.plan.request(self._thread_path, thread_state)
         except BaseException as exc:
             self._fail(exc)
         reply = yield start
         self._check_sent(reply, "starting the run")
-        if reply.status != 200:
-            self._fail(command_error(reply.body, reply.status))
-        if not reply.content_type.startswith(_SSE):
-            self._fail(self._not_a_stream(reply, "the run's start"))
+        if reply.status != 200 or not reply.content_type.startswith(_SSE):
+            self._fail(answer_error(reply, "starting the run", f"the run's event stream ({_SSE!r})"))
         # The run's stream opened with it: its id is in the stream's location
         # (and in the stream's first, ``metadata`` frame).
         self._learn_run_id(reply.location)
@@ -223,12 +225,16 @@ class RunDriver:
             for part in self.wire.reconnected():
                 yield part
             yield from self._follow()
-        except Exception:
+        except Exception as exc:
             # Events that arrived before the failure (a message held for its
             # node, a channel event waiting for the next event) are delivered
             # before it, as a local run's events are.
             for part in self.wire.finish(interrupted=False):
                 yield part
+            if not self.state.terminal:
+                # Raised below the driver's own checks (a frame past its limit):
+                # the run failed all the same, and may still be going.
+                self._fail(exc)
             raise
 
     def _learn_run_id(self, location: str | None) -> None:
@@ -241,12 +247,6 @@ class RunDriver:
         if self.run_id is None and run_id:
             self.run_id = run_id
             self.wire.run_label = f"run {run_id}"
-
-    def _not_a_stream(self, reply: Response, what: str) -> RemoteProtocolError:
-        return RemoteProtocolError(
-            f"the server answered {what} with {reply.content_type!r} instead of {_SSE!r}; "
-            f"it began: {str(reply.body)[:200]!r}"
-        )
 
     def _check_sent(self, reply: Response | Broken, doing: str) -> None:
         if isinstance(reply, Broken):
@@ -293,12 +293,9 @@ class RunDriver:
                     # spend seconds on its own connect retries before it fails.
                     loss = _Loss(reply if isinstance(reply, Broken) else None, opened_at)
                     follow.on(Signal.LOST)
-                elif reply.status != 200:
+                elif reply.status != 200 or not reply.content_type.startswith(_SSE):
                     follow.on(Signal.REFUSED)
-                    self._fail(command_error(reply.body, reply.status))
-                elif not reply.content_type.startswith(_SSE):
-                    follow.on(Signal.REFUSED)
-                    self._fail(self._not_a_stream(reply, f"the event stream of run {self.run_id}"))
+                    self._fail(answer_error(reply, f"opening the event stream of run {self.run_id}", f"an event stream ({_SSE!r})"))
                 else:
                     for part in self.wire.reconnected():
                         yield part
@@ -317,9 +314,9 @@ class RunDriver:
                 if isinstance(reply, Broken):
                     loss = _Loss(reply, asked_at)
                     follow.on(Signal.LOST)
-                elif reply.status not in (200, 404):
+                elif reply.status not in (200, 404) or reply.status == 200 and not isinstance(reply.body, Mapping):
                     follow.on(Signal.REFUSED)
-                    self._fail(command_error(reply.body, reply.status))
+                    self._fail(answer_error(reply, f"reading the record of run {self.run_id}"))
                 else:
                     record = reply.body if reply.status == 200 else None
                     if status_from_server(record, raised_interrupts=False) is None:
@@ -350,7 +347,7 @@ class RunDriver:
 
     def _read(self, cursor: ResumeCursor, retry: _Retry) -> Generator[IOAction | Part, Any, _Read]:
         """Read one connection's body to its end; the frames' parts go to the caller."""
-        decoder = SSEDecoder()
+        decoder = SSEDecoder(self.limits.max_frame_chars)
         wire = self.wire
         fresh = False
         while True:
@@ -425,7 +422,7 @@ class RunDriver:
         else:
             reply = yield Request("GET", f"{self._thread_path}/state")
             state = reply.body if not isinstance(reply, Broken) and reply.status == 200 else None
-            error = failure_from_state(state, wire_error)
+            error = failure_from_state(state, wire_error, max_error_types=self.limits.max_error_types)
         for part in self.wire.finish(interrupted=False):
             yield part
         self.follow.on(Signal.ENDED)
@@ -441,7 +438,7 @@ class RunDriver:
             return
         reply = yield Request("POST", f"{self.run_path}/cancel", params={"wait": "false", "action": "interrupt"})
         if isinstance(reply, Broken):
-            logger.warning("could not cancel remote run %s: %s", self.run_id, reply.error)
+            logger.warning("could not cancel remote run %s: %s", self.run_id, reply.detail)
             return
         if reply.status in (200, 202, 204):
             self.state.move(RunStatus.CANCELLED)
@@ -488,7 +485,7 @@ class _Retry:
         return delay
 
     def gave_up(self, run_id: str | None, broken: Broken | None) -> RemoteConnectionError:
-        cause = f"the last error was {broken.error!r}" if broken is not None else "the server kept closing it"
+        cause = f"the last error was {broken.detail}" if broken is not None else "the server kept closing it"
         error_type = RemoteTimeoutError if broken is not None and broken.timed_out else RemoteConnectionError
         error = error_type(
             f"lost the event stream of run {run_id} and could not resume it: {self._attempts} reconnects over "
@@ -509,6 +506,7 @@ def _metadata_run_id(data: str) -> str:
 
 def _transport_error(broken: Broken, doing: str) -> RemoteConnectionError:
     error_type = RemoteTimeoutError if broken.timed_out else RemoteConnectionError
-    error = error_type(f"{'timed out' if broken.timed_out else 'connection failed'} {doing}: {broken.error!r}")
+    what = "timed out" if broken.timed_out else "could not send the request" if broken.local else "connection failed"
+    error = error_type(f"{what} {doing}: {broken.detail}")
     error.__cause__ = broken.error
     return error

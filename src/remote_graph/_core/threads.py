@@ -22,7 +22,7 @@ from langgraph.types import StateSnapshot
 
 from remote_graph._core.actions import Broken, Request, Response
 from remote_graph._core.classic import ChunkReader
-from remote_graph._core.failure import command_error
+from remote_graph._core.failure import answer_error
 from remote_graph._core.schema import GraphSchemas, learn_schemas
 from remote_graph._core.snapshot import checkpoint_config, empty_snapshot, snapshot
 from remote_graph.errors import RemoteConnectionError, RemoteProtocolError, RemoteTimeoutError
@@ -53,18 +53,21 @@ def reply_or_raise(reply: Response | Broken, doing: str, *, allow: tuple[int, ..
     a status other than 2xx (and ``allow``)."""
     if isinstance(reply, Broken):
         error_type = RemoteTimeoutError if reply.timed_out else RemoteConnectionError
-        error = error_type(f"{'timed out' if reply.timed_out else 'connection failed'} while {doing}: {reply.error!r}")
+        what = "timed out" if reply.timed_out else "could not send the request" if reply.local else "connection failed"
+        error = error_type(f"{what} while {doing}: {reply.detail}")
         error.__cause__ = reply.error
         raise error
     if 200 <= reply.status < 300 or reply.status in allow:
         return reply
-    raise command_error(reply.body, reply.status)
+    raise answer_error(reply, doing)
 
 
-def _json(reply: Response, doing: str) -> Any:
-    if isinstance(reply.body, str):
-        raise RemoteProtocolError(f"the server's answer is not JSON while {doing}: {reply.body[:200]!r}")
-    return reply.body
+def json_body(reply: Response, doing: str, shape: type[Mapping[str, Any]] | type[list[Any]] = Mapping) -> Any:
+    """The answer's JSON, when it has the shape ``doing`` needs (an object or a
+    list); otherwise the ``RemoteProtocolError`` that says what came instead."""
+    if isinstance(reply.body, shape):
+        return reply.body
+    raise answer_error(reply, doing, "a JSON list" if shape is list else "a JSON object")
 
 
 def checkpoint_of(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -83,10 +86,7 @@ def read_state(thread_path: str, config: Mapping[str, Any], reader: ChunkReader,
     reply = reply_or_raise((yield request), "reading the thread's state", allow=(404,))
     if reply.status == 404:
         return empty_snapshot({"configurable": checkpoint})
-    body = _json(reply, "reading the thread's state")
-    if not isinstance(body, Mapping):
-        raise RemoteProtocolError(f"the server answered the thread's state with {body!r}")
-    return snapshot(body, reader)
+    return snapshot(json_body(reply, "reading the thread's state"), reader)
 
 
 def history_page(
@@ -111,9 +111,7 @@ def history_page(
     reply = reply_or_raise((yield Request("POST", f"{thread_path}/history", json=body)), "reading the thread's history", allow=(404,))
     if reply.status == 404:
         return []
-    states = _json(reply, "reading the thread's history")
-    if not isinstance(states, list):
-        raise RemoteProtocolError(f"the server answered the thread's history with {states!r}")
+    states = json_body(reply, "reading the thread's history", list)
     return [snapshot(state, reader) for state in states if isinstance(state, Mapping)]
 
 
@@ -165,8 +163,8 @@ def update_state(
         # A local graph writes a thread's first checkpoint; the server needs the thread first.
         yield from _create_thread(thread_id, schemas, assistant_id)
         reply = reply_or_raise((yield Request("POST", f"{thread_path}/state", json=body)), "updating the thread's state")
-    answer = _json(reply, "updating the thread's state")
-    written = checkpoint_config(answer.get("checkpoint")) if isinstance(answer, Mapping) else None
+    answer = json_body(reply, "updating the thread's state")
+    written = checkpoint_config(answer.get("checkpoint"))
     if written is None:
         raise RemoteProtocolError(f"the server answered the state update without the checkpoint it wrote: {answer!r}")
     return written
@@ -189,8 +187,8 @@ def bulk_update(
     payload = [{"updates": [_update(update) for update in superstep]} for superstep in supersteps]
     yield from _create_thread(thread_id, schemas, assistant_id, payload)
     reply = reply_or_raise((yield Request("GET", f"{thread_path}/state")), "reading the thread's state")
-    state = _json(reply, "reading the thread's state")
-    written = checkpoint_config(state.get("checkpoint")) if isinstance(state, Mapping) else None
+    state = json_body(reply, "reading the thread's state")
+    written = checkpoint_config(state.get("checkpoint"))
     if written is None:
         raise RemoteProtocolError(f"the thread's state after a bulk update names no checkpoint: {state!r}")
     return written
