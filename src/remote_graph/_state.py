@@ -22,8 +22,9 @@ from langgraph.types import StateSnapshot
 from remote_graph._aio import AsyncRequests
 from remote_graph._core.actions import Broken, Request, Response
 from remote_graph._core.classic import CallView, ChunkReader
+from remote_graph._core.failure import json_body, reply_or_raise
 from remote_graph._core.schema import learn_schemas
-from remote_graph._core.threads import HISTORY_PAGE, bulk_update, history_page, history_pages, json_body, read_state, reply_or_raise, update_state
+from remote_graph._core.threads import HISTORY_PAGE, bulk_update, history_page, history_pages, read_state, update_state
 from remote_graph._sync import SyncRequests
 
 if TYPE_CHECKING:

@@ -4,7 +4,8 @@
 every connection to the server. It reads the request heads a client sends on
 each connection (HTTP/1.1, keep-alive included) and, for the response to an
 event-stream request, a ``GET`` whose path contains ``/stream`` (a run's
-resumable stream) or a ``POST`` to ``.../stream/events`` (the thread stream),
+resumable stream), a ``POST`` to ``.../runs/stream`` (a run that streams from
+its start) or a ``POST`` to ``.../stream/events`` (the thread stream),
 forwards a random number of bytes (uniform in ``cut_range``, seeded) and then
 cuts the connection: both sockets are closed at once, with no chunked
 terminator; the client side gets either a reset or an orderly close (picked
@@ -49,7 +50,7 @@ def is_event_stream(method: str, target: str) -> bool:
     path = target.split("?", 1)[0]
     if method == "GET":
         return "/stream" in path
-    return method == "POST" and path.endswith("/stream/events")
+    return method == "POST" and path.endswith(("/runs/stream", "/stream/events"))
 
 
 class RequestHeads:

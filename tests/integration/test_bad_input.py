@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from langgraph.pregel.remote import RemoteException
 from langgraph.types import Command
 from langgraph_sdk import get_sync_client
 
@@ -143,11 +142,9 @@ CASES = [
     Case("not-json", "langgraph", frozenset({"run"}), TypeError, also=frozenset({"update_state", "aupdate_state"}),
          input={"x": object(), "log": []}, match="JSON serializable"),
     Case("resume-nothing-pending", "langgraph", frozenset({"run"}),
-         # v1/v2 start the run and the server fails it: langgraph's own RemoteException.
-         # v3 runs from the start, as a local graph does on a thread with no
-         # checkpoint, and node a finds no x: a KeyError, as locally.
-         {"*": RemoteException, "stream_events_v3": KeyError, "astream_events_v3": KeyError},
-         input=Command(resume="yes")),
+         # Every run method runs from the start, as a local graph does on a
+         # thread with no checkpoint, and node a finds no x: a KeyError, as locally.
+         KeyError, input=Command(resume="yes")),
     Case("plain-http-server", "plain", ALL, RemoteCommandError, statuses=(404, 501)),
     # B: a server that never answers times out within the graph's timeouts.
     Case("silent-server", "silent", ALL, RemoteTimeoutError),

@@ -99,14 +99,25 @@ def ids(calls: list[tuple[str, Call, bool]]) -> list[str]:
 
 
 class MockServer:
-    """SDK clients over an ``httpx.MockTransport`` that records every request."""
+    """SDK clients over an ``httpx.MockTransport`` that records every request.
 
-    def __init__(self, respond: Callable[[httpx.Request], httpx.Response]) -> None:
+    Args:
+        respond: Answers every request, except (unless ``assistants``) the
+            search for the graph's assistant: that finds none, so the
+            graph's schemas stay unknown and ``respond`` sees only what the
+            method itself sends.
+        assistants: ``respond`` answers the assistant search too.
+    """
+
+    def __init__(self, respond: Callable[[httpx.Request], httpx.Response], *, assistants: bool = False) -> None:
         self.requests: list[httpx.Request] = []
         self._respond = respond
+        self._assistants = assistants
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
+        if not self._assistants and (request.method, request.url.path) == ("POST", "/assistants/search"):
+            return httpx.Response(200, json=[])
         return self._respond(request)
 
     def graph(self, **kwargs: Any) -> RemoteGraph:

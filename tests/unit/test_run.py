@@ -1448,20 +1448,48 @@ def test_an_assistant_id_needs_no_search() -> None:
     "rest",
     [
         {("POST", "/assistants/search"): Response(200, [])},
-        {("POST", "/assistants/search"): Broken(httpx.ConnectError("refused"))},
+        {("POST", "/assistants/search"): Response(403, {"detail": "Forbidden"})},
         {
             ("POST", "/assistants/search"): Response(200, [{"assistant_id": ASSISTANT}]),
-            ("GET", f"/assistants/{ASSISTANT}/schemas"): Response(500, None),
+            ("GET", f"/assistants/{ASSISTANT}/schemas"): Response(404, {"detail": "Assistant not found"}),
         },
     ],
-    ids=["no-assistant", "search-broken", "schemas-refused"],
+    ids=["no-assistant", "search-forbidden", "schemas-gone"],
 )
-def test_an_output_schema_the_server_cannot_give_stays_unknown(rest: dict[tuple[str, str], Answer]) -> None:
+def test_an_output_schema_the_server_does_not_have_stays_unknown(rest: dict[tuple[str, str], Answer]) -> None:
     schema = GraphSchemas()
     server = FakeServer(completed_run(), rest=rest)
     driver, out = run(server, schemas=schema)
     assert out.error is None and driver.status is RunStatus.COMPLETED
     assert schema.known and schema.keys is None
+
+
+@pytest.mark.parametrize(
+    ("rest", "error_type", "words"),
+    [
+        ({("POST", "/assistants/search"): Broken(httpx.ConnectError("refused"))}, RemoteConnectionError, "finding the assistant"),
+        ({("POST", "/assistants/search"): Response(200, "<html>sign in</html>", "text/html")}, RemoteProtocolError, "JSON list"),
+        (
+            {
+                ("POST", "/assistants/search"): Response(200, [{"assistant_id": ASSISTANT}]),
+                ("GET", f"/assistants/{ASSISTANT}/schemas"): Response(500, {"detail": "db down"}),
+            },
+            RemoteCommandError,
+            "db down",
+        ),
+    ],
+    ids=["search-broken", "search-not-json", "schemas-failed"],
+)
+def test_schemas_the_server_fails_to_give_fail_the_run_before_it_starts(
+    rest: dict[tuple[str, str], Answer], error_type: type[Exception], words: str
+) -> None:
+    # Not silently unknown: the next call asks again.
+    schema = GraphSchemas()
+    server = FakeServer(completed_run(), rest=rest)
+    driver, out = run(server, schemas=schema)
+    assert isinstance(out.error, error_type) and words in str(out.error)
+    assert driver.status is RunStatus.FAILED and not schema.known
+    assert not server.asked("POST", START_PATH)
 
 
 # --- naming a streaming message's node ----------------------------------------------

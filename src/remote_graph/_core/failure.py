@@ -7,14 +7,16 @@ from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any
 
-from remote_graph._core.actions import Response
+from remote_graph._core.actions import Broken, Response
 from remote_graph._redact import quoted, redact_url
 from remote_graph.errors import (
     DEFAULT_MAX_ERROR_TYPES,
     RemoteCommandError,
+    RemoteConnectionError,
     RemoteGraphError,
     RemoteProtocolError,
     RemoteRunError,
+    RemoteTimeoutError,
     exception_from_repr,
     remote_exception,
 )
@@ -85,6 +87,34 @@ def answer_error(reply: Response, doing: str, expected: str = "JSON") -> RemoteG
         kind = f"content type {reply.content_type!r}" if reply.content_type else "no content type"
         came = f"{kind}, beginning {quoted(str(reply.body))}"
     return RemoteProtocolError(f"{doing}: the server answered {status_line(status)} with {came}, where {expected} was due", status=status)
+
+
+def reply_or_raise(reply: Response | Broken, doing: str, *, allow: tuple[int, ...] = ()) -> Response:
+    """The answer, or the ``RemoteGraphError`` it means: a transport failure, or
+    a status other than 2xx (and ``allow``).
+
+    Args:
+        reply: What the shell got for the request.
+        doing: What the request was for ("reading the thread's state").
+        allow: Statuses besides 2xx the caller handles itself.
+    """
+    if isinstance(reply, Broken):
+        error_type = RemoteTimeoutError if reply.timed_out else RemoteConnectionError
+        what = "timed out" if reply.timed_out else "could not send the request" if reply.local else "connection failed"
+        error = error_type(f"{what} while {doing}: {reply.detail}")
+        error.__cause__ = reply.error
+        raise error
+    if 200 <= reply.status < 300 or reply.status in allow:
+        return reply
+    raise answer_error(reply, doing)
+
+
+def json_body(reply: Response, doing: str, shape: type[Mapping[str, Any]] | type[list[Any]] = Mapping) -> Any:
+    """The answer's JSON, when it has the shape ``doing`` needs (an object or a
+    list); otherwise the ``RemoteProtocolError`` that says what came instead."""
+    if isinstance(reply.body, shape):
+        return reply.body
+    raise answer_error(reply, doing, "a JSON list" if shape is list else "a JSON object")
 
 
 def failure_from_state(

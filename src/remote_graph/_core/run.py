@@ -54,7 +54,7 @@ from remote_graph._core.sse import SSEDecoder
 from remote_graph._core.state import Follow, Phase, RunState, RunStatus, Signal, status_from_server
 from remote_graph._core.v3_wire import V3Wire
 from remote_graph._core.wire import Part, Wire
-from remote_graph.errors import RemoteConnectionError, RemoteProtocolError, RemoteTimeoutError
+from remote_graph.errors import RemoteConnectionError, RemoteGraphError, RemoteProtocolError, RemoteTimeoutError
 
 __all__ = ["Conversation", "RunDriver"]
 
@@ -190,7 +190,10 @@ class RunDriver:
 
     def _run(self) -> Conversation:
         if self.schemas is not None and not self.schemas.known:
-            yield from learn_schemas(self.plan.assistant_id, self.schemas)
+            try:
+                yield from learn_schemas(self.plan.assistant_id, self.schemas)
+            except RemoteGraphError as exc:
+                self._fail(exc)
         thread_state: Any = None
         if self.plan.needs_state():
             reply = yield Request("GET", f"{self._thread_path}/state")

@@ -23,6 +23,7 @@ from urllib.parse import quote
 from uuid import UUID
 
 from remote_graph._core.actions import Broken, Request, Response
+from remote_graph._core.failure import json_body, reply_or_raise
 
 __all__ = ["GraphSchemas", "learn_schemas", "names_messages"]
 
@@ -110,19 +111,34 @@ def learn_schemas(assistant_id: str, schemas: GraphSchemas) -> Generator[Request
     """Ask the server for the assistant's schemas and record them.
 
     The schemas endpoint takes an assistant id; a graph name names its
-    default assistant, found by search. When the server cannot say, the
-    schemas stay unknown (and are not asked for again).
+    default assistant, found by search. An assistant the server does not
+    have, or does not let the caller see (404, 403, an empty search), leaves
+    the schemas unknown, and they are not asked for again: the methods then
+    shape what they return from the answers alone. Anything else the server
+    cannot answer fails the call that needed the schemas, and they are asked
+    for again on the next.
+
+    Raises:
+        RemoteGraphError: A failed request, a refusal other than those, or an
+            answer that is not the API's (``failure.reply_or_raise``).
     """
     if not _is_uuid(assistant_id):
-        reply = yield Request("POST", "/assistants/search", json={"graph_id": assistant_id, "limit": 1})
-        found = reply.body if isinstance(reply, Response) and reply.status == 200 and isinstance(reply.body, list) else []
-        if not found or not isinstance(found[0], dict):
+        doing = f"finding the assistant of graph {assistant_id!r}"
+        request = Request("POST", "/assistants/search", json={"graph_id": assistant_id, "limit": 1})
+        reply = reply_or_raise((yield request), doing, allow=_UNSEEN)
+        found = [] if reply.status in _UNSEEN else json_body(reply, doing, list)
+        if not found or not isinstance(found[0], Mapping) or not found[0].get("assistant_id"):
             schemas.learn(None)
             return
-        assistant_id = str(found[0].get("assistant_id"))
-    reply = yield Request("GET", f"/assistants/{quote(assistant_id, safe='')}/schemas")
-    schemas.learn(reply.body if isinstance(reply, Response) and reply.status == 200 else None)
+        assistant_id = str(found[0]["assistant_id"])
+    doing = f"reading the schemas of assistant {assistant_id}"
+    reply = reply_or_raise((yield Request("GET", f"/assistants/{quote(assistant_id, safe='')}/schemas")), doing, allow=_UNSEEN)
+    schemas.learn(None if reply.status in _UNSEEN else json_body(reply, doing))
     schemas.assistant_id = assistant_id
+
+
+# An assistant the caller cannot see: no such assistant, or one the server's auth hides.
+_UNSEEN = (403, 404)
 
 
 def _is_uuid(value: str) -> bool:

@@ -22,10 +22,10 @@ from langgraph.types import StateSnapshot
 
 from remote_graph._core.actions import Broken, Request, Response
 from remote_graph._core.classic import ChunkReader
-from remote_graph._core.failure import answer_error
+from remote_graph._core.failure import answer_error, json_body, reply_or_raise
 from remote_graph._core.schema import GraphSchemas, learn_schemas
 from remote_graph._core.snapshot import checkpoint_config, empty_snapshot, snapshot
-from remote_graph.errors import RemoteConnectionError, RemoteProtocolError, RemoteTimeoutError
+from remote_graph.errors import RemoteProtocolError
 
 __all__ = [
     "HISTORY_PAGE",
@@ -33,7 +33,6 @@ __all__ = [
     "bulk_update",
     "history_page",
     "read_state",
-    "reply_or_raise",
     "update_state",
 ]
 
@@ -48,26 +47,15 @@ HISTORY_PAGE = 100
 _COORDINATES = ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")
 
 
-def reply_or_raise(reply: Response | Broken, doing: str, *, allow: tuple[int, ...] = ()) -> Response:
-    """The answer, or the ``RemoteGraphError`` it means: a transport failure, or
-    a status other than 2xx (and ``allow``)."""
-    if isinstance(reply, Broken):
-        error_type = RemoteTimeoutError if reply.timed_out else RemoteConnectionError
-        what = "timed out" if reply.timed_out else "could not send the request" if reply.local else "connection failed"
-        error = error_type(f"{what} while {doing}: {reply.detail}")
-        error.__cause__ = reply.error
-        raise error
-    if 200 <= reply.status < 300 or reply.status in allow:
-        return reply
+def _no_thread(reply: Response, doing: str) -> bool:
+    """Whether the server says the thread does not exist: its API's 404, a JSON
+    object. Any other 404 (a proxy's page, a server that is not LangGraph's)
+    raises the error that says what came."""
+    if reply.status != 404:
+        return False
+    if isinstance(reply.body, Mapping):
+        return True
     raise answer_error(reply, doing)
-
-
-def json_body(reply: Response, doing: str, shape: type[Mapping[str, Any]] | type[list[Any]] = Mapping) -> Any:
-    """The answer's JSON, when it has the shape ``doing`` needs (an object or a
-    list); otherwise the ``RemoteProtocolError`` that says what came instead."""
-    if isinstance(reply.body, shape):
-        return reply.body
-    raise answer_error(reply, doing, "a JSON list" if shape is list else "a JSON object")
 
 
 def checkpoint_of(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -83,8 +71,9 @@ def read_state(thread_path: str, config: Mapping[str, Any], reader: ChunkReader,
         request = Request("POST", f"{thread_path}/state/checkpoint", json={"checkpoint": checkpoint, "subgraphs": subgraphs})
     else:
         request = Request("GET", f"{thread_path}/state", params={"subgraphs": "true"} if subgraphs else None)
-    reply = reply_or_raise((yield request), "reading the thread's state", allow=(404,))
-    if reply.status == 404:
+    doing = "reading the thread's state"
+    reply = reply_or_raise((yield request), doing, allow=(404,))
+    if _no_thread(reply, doing):
         return empty_snapshot({"configurable": checkpoint})
     return snapshot(json_body(reply, "reading the thread's state"), reader)
 
@@ -108,8 +97,9 @@ def history_page(
         body["before"] = {"configurable": checkpoint_of(before)}
     if filter:
         body["metadata"] = dict(filter)
-    reply = reply_or_raise((yield Request("POST", f"{thread_path}/history", json=body)), "reading the thread's history", allow=(404,))
-    if reply.status == 404:
+    doing = "reading the thread's history"
+    reply = reply_or_raise((yield Request("POST", f"{thread_path}/history", json=body)), doing, allow=(404,))
+    if _no_thread(reply, doing):
         return []
     states = json_body(reply, "reading the thread's history", list)
     return [snapshot(state, reader) for state in states if isinstance(state, Mapping)]
@@ -158,8 +148,9 @@ def update_state(
     checkpoint = checkpoint_of(config)
     if set(checkpoint) - {"thread_id"}:
         body["checkpoint"] = checkpoint
-    reply = reply_or_raise((yield Request("POST", f"{thread_path}/state", json=body)), "updating the thread's state", allow=(404,))
-    if reply.status == 404:
+    doing = "updating the thread's state"
+    reply = reply_or_raise((yield Request("POST", f"{thread_path}/state", json=body)), doing, allow=(404,))
+    if _no_thread(reply, doing):
         # A local graph writes a thread's first checkpoint; the server needs the thread first.
         yield from _create_thread(thread_id, schemas, assistant_id)
         reply = reply_or_raise((yield Request("POST", f"{thread_path}/state", json=body)), "updating the thread's state")
