@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_EXCLUDES",
     "SERVER_REQUIREMENTS",
     "render_dockerfile",
+    "server_command",
 ]
 
 DEFAULT_BASE_IMAGE = "python:3.12-slim"
@@ -109,6 +110,22 @@ def dependency_steps(config_path: Path) -> list[str]:
     return steps
 
 
+def server_command(config_name: str, *, n_jobs_per_worker: int | None = None) -> list[str]:
+    """The image's command: ``langgraph dev`` on ``CONTAINER_PORT``, serving ``config_name``.
+
+    Args:
+        config_name: The ``langgraph.json``'s file name (the image's working
+            directory holds it).
+        n_jobs_per_worker: Runs the server executes at once; ``langgraph dev``'s
+            default (one) when omitted.
+    """
+    command = ["langgraph", "dev", "--no-browser", "--no-reload", "--host", "0.0.0.0"]
+    command += ["--port", str(CONTAINER_PORT), "--config", config_name]
+    if n_jobs_per_worker is not None:
+        command += ["--n-jobs-per-worker", str(n_jobs_per_worker)]
+    return command
+
+
 def render_dockerfile(
     config: str | os.PathLike[str],
     *,
@@ -132,20 +149,7 @@ def render_dockerfile(
             f"import urllib.request; urllib.request.urlopen('http://127.0.0.1:{CONTAINER_PORT}/ok', timeout=3)",
         ]
     )
-    command = json.dumps(
-        [
-            "langgraph",
-            "dev",
-            "--no-browser",
-            "--no-reload",
-            "--host",
-            "0.0.0.0",
-            "--port",
-            str(CONTAINER_PORT),
-            "--config",
-            name,
-        ]
-    )
+    command = json.dumps(server_command(name))
     lines = [
         _HEADER.format(config=name),
         f"ARG BASE_IMAGE={base_image}",
