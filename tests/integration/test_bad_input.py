@@ -29,6 +29,7 @@ from remote_graph import (
     Timeouts,
 )
 from remote_graph.testing import free_port
+from tests.conftest import shared_thread_param
 from tests.fake_servers import SilentServer, plain_http_server
 
 pytestmark = pytest.mark.integration
@@ -225,17 +226,12 @@ def test_every_method_fails_cleanly(
         assert thread_count(server_url) == before, "a refused call reached the server"
 
 
-def one_thread(base: Any) -> Any:
-    """A literal thread id names one server thread for every method's test: under
-    pytest-xdist, those tests run on one worker, one after the other."""
-    return pytest.param(base, marks=pytest.mark.xdist_group(f"thread-id-{base!r}"))
-
-
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("method", [m for m in METHODS if m.kind in WITH_CONFIG], ids=lambda m: m.name)
 @pytest.mark.parametrize(
     "base",
-    [one_thread("."), one_thread(".."), one_thread(""), "/", "a?b=1", "a b #c", "x" * 1000, one_thread(5)],
+    # The literal ids name one server thread for every method's test (and test_thread_ids').
+    [*map(shared_thread_param, (".", "..", "")), "/", "a?b=1", "a b #c", "x" * 1000, shared_thread_param(5)],
     ids=["dot", "dotdot", "empty", "slash", "query", "space", "long", "int"],
 )
 def test_every_method_takes_a_thread_id_that_is_not_a_uuid(
