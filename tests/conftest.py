@@ -1,12 +1,19 @@
-"""Shared pytest setup: the served graphs live in ``app/`` at the repo root, and tests
-that share a server thread never run at the same time.
+"""Shared pytest setup: the served graphs live in ``app/`` at the repo root, and the
+locks that keep parallel tests apart.
 
-``python -m pytest`` runs on several pytest-xdist workers against one server. A test
-that uses a literal thread id (``"."``, ``5``: ids that cannot be made unique) shares
-that server thread with every other test using the same id, on any worker; two runs
-at once on it would conflict. Such a test is marked ``shares_thread(thread_id)``
-(``shared_thread_param`` makes a parameter of it): tests marked with the same id run
-one after the other, whichever workers they are on.
+``python -m pytest`` runs on several pytest-xdist workers against one server. Two
+markers keep apart the tests that cannot share it:
+
+- ``shares_thread(thread_id)``: the test uses a literal thread id (``"."``, ``5``:
+  ids that cannot be made unique), so it shares that server thread with every other
+  test using the same id; two runs at once on it would conflict. Tests marked with
+  the same id run one after the other, whichever workers they are on
+  (``shared_thread_param`` makes such a parametrize value).
+- ``serial``: the test bounds the server's timing, which other tests' runs would
+  slow: it runs while no other test runs.
+
+Both are file locks in the run's temporary directory, taken before the test's
+timeout starts. Without xdist, tests run one after the other and no lock is taken.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ import hashlib
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +34,8 @@ APP = ROOT / "app"
 if str(APP) not in sys.path:
     sys.path.insert(0, str(APP))
 
-SHARED_THREAD_WAIT = 120.0  # seconds a test waits for the others on its thread
+LOCK_WAIT = 600.0  # seconds a test waits for the tests it must not run beside
+_LOCK_FAILURE = pytest.StashKey[str]()
 
 
 def shared_thread_param(thread_id: Any) -> Any:
@@ -41,38 +49,75 @@ def pytest_configure(config: pytest.Config) -> None:
         "shares_thread(thread_id): the test uses a server thread other tests use too; "
         "tests marked with the same id never run at the same time, on any xdist worker",
     )
+    config.addinivalue_line(
+        "markers", "serial: the test bounds the server's timing; it runs while no other test runs, on any xdist worker"
+    )
 
 
-@pytest.fixture(autouse=True)
-def _one_test_per_shared_thread(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Hold a lock named by each ``shares_thread`` id for the test's duration."""
-    ids = [mark.args[0] for mark in request.node.iter_markers("shares_thread")]
-    if not ids or "PYTEST_XDIST_WORKER" not in os.environ:
-        yield  # without workers, tests run one after the other anyway
+def _acquire(path: Path, mode: int, deadline: float) -> int | None:
+    """A descriptor of ``path`` holding ``mode`` (``LOCK_SH``/``LOCK_EX``), or
+    ``None`` once ``deadline`` has passed."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    while True:
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                os.close(fd)
+                return None
+            time.sleep(0.02)
+
+
+def _locks(item: pytest.Item, directory: Path) -> tuple[list[int], str | None]:
+    """Take the item's locks: every test holds ``tests`` shared and a serial one holds it
+    alone. The ``turnstile``, held while waiting for ``tests``, keeps a serial test from
+    waiting forever behind tests that keep starting. Thread locks come last, in one
+    order everywhere, so no two tests wait on each other."""
+    deadline = time.monotonic() + LOCK_WAIT
+    serial = item.get_closest_marker("serial") is not None
+    held: list[int] = []
+    turnstile = _acquire(directory / "turnstile.lock", fcntl.LOCK_EX, deadline)
+    if turnstile is None:
+        return held, "the tests before it"
+    held.append(turnstile)
+    tests = _acquire(directory / "tests.lock", fcntl.LOCK_EX if serial else fcntl.LOCK_SH, deadline)
+    if tests is None:
+        return held, "the tests running beside it to end"
+    held.append(tests)
+    if not serial:
+        os.close(held.pop(0))  # the turnstile: the next test may come in
+    for thread_id in sorted({repr(mark.args[0]) for mark in item.iter_markers("shares_thread")}):
+        name = hashlib.sha256(thread_id.encode()).hexdigest()[:16]
+        fd = _acquire(directory / f"thread-{name}.lock", fcntl.LOCK_EX, deadline)
+        if fd is None:
+            return held, f"the other tests on thread {thread_id}"
+        held.append(fd)
+    return held, None
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, None, None]:
+    # Outside pytest-timeout's own wrapper: the wait is not the test's time.
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        yield
         return
     # The workers' temporary directories share a parent: the run's own.
-    locks = tmp_path_factory.getbasetemp().parent / "shared-threads"
-    locks.mkdir(exist_ok=True)
-    held = []
+    directory = item.config._tmp_path_factory.getbasetemp().parent / "test-locks"  # type: ignore[attr-defined]
+    directory.mkdir(exist_ok=True)
+    held, waited_for = _locks(item, directory)
+    if waited_for is not None:
+        item.stash[_LOCK_FAILURE] = f"waited {LOCK_WAIT:.0f}s for {waited_for}"
     try:
-        for thread_id in sorted({repr(i) for i in ids}):  # one order everywhere: no deadlock
-            name = hashlib.sha256(thread_id.encode()).hexdigest()[:16]
-            held.append(_lock(locks / f"{name}.lock", thread_id))
         yield
     finally:
         for fd in reversed(held):
             os.close(fd)  # closing the descriptor releases its lock
 
 
-def _lock(path: Path, thread_id: str) -> int:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    deadline = time.monotonic() + SHARED_THREAD_WAIT
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                os.close(fd)
-                pytest.fail(f"other tests held thread {thread_id} for more than {SHARED_THREAD_WAIT}s")
-            time.sleep(0.05)
+@pytest.fixture(autouse=True)
+def _lock_failure(request: pytest.FixtureRequest) -> None:
+    """Fail a test whose locks could not be had (it would run beside the wrong tests)."""
+    failure = request.node.stash.get(_LOCK_FAILURE, None)
+    if failure is not None:
+        pytest.fail(failure)

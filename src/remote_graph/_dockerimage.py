@@ -92,9 +92,7 @@ def dependency_steps(config_path: Path) -> list[str]:
             continue
         local = (root / dep).resolve()
         if local != root and root not in local.parents:
-            raise ValueError(
-                f"{config_path}: dependency {dep!r} is outside {root}, the image's build context"
-            )
+            raise ValueError(f"{config_path}: dependency {dep!r} is outside {root}, the image's build context")
         if not local.is_dir():
             raise ValueError(f"{config_path}: dependency {dep!r} is not a directory")
         inside = PurePosixPath(APP_DIR, *local.relative_to(root).parts)

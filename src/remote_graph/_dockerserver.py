@@ -247,7 +247,9 @@ class DockerServer(ServerBase):
                         f"building {self.image} took longer than {self.build_timeout}s:\n{tail(self.build_log())}"
                     )
             if error is not None:
-                raise RuntimeError(f"building {self.image} on {self.base_image} failed: {error}\n{tail(self.build_log())}")
+                raise RuntimeError(
+                    f"building {self.image} on {self.base_image} failed: {error}\n{tail(self.build_log())}"
+                )
         finally:
             context.close()
 

@@ -139,7 +139,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="COMMAND",
         help="URL: a command printing the server's logs, shown when a test fails",
     )
-    parser.addini("remote_graph_config", "langgraph.json served by the embedded and docker servers", default="langgraph.json")
+    parser.addini(
+        "remote_graph_config", "langgraph.json served by the embedded and docker servers", default="langgraph.json"
+    )
     parser.addini("remote_graph_base_image", "base image of the docker server", default="")
     parser.addini("remote_graph_python", "python or virtualenv running the embedded server", default="")
     parser.addini("remote_graph_startup_timeout", "seconds to wait for the server's GET /ok", default="120")
@@ -190,7 +192,11 @@ def config_path(config: pytest.Config) -> Path:
         if candidate.is_file():
             return candidate
     option = config.getoption("--remote-graph-config")
-    given = f"--remote-graph-config={option}" if option else f"ini remote_graph_config={config.getini('remote_graph_config')}"
+    given = (
+        f"--remote-graph-config={option}"
+        if option
+        else f"ini remote_graph_config={config.getini('remote_graph_config')}"
+    )
     where = " nor ".join(str(c) for c in candidates)
     raise pytest.UsageError(f"{given}: the langgraph.json to serve is not found: neither {where} exists")
 

@@ -445,6 +445,7 @@ def test_multibyte_text_arrives_intact(server_url: str, drive: Drive, via: str) 
 # --- a pause with id-less messages ends at once ---------------------------------------------------
 
 
+@pytest.mark.serial  # a bound on the server's timing
 @pytest.mark.timeout(60)
 def test_pause_with_idless_messages_ends_within_a_second(server_url: str, drive: Drive) -> None:
     """``pause_msgs`` pauses in a step where a sibling node adds AIMessages created without
@@ -495,6 +496,7 @@ def test_abort_after_completion_keeps_completed(server_url: str, drive: Drive) -
     assert (snap.status, snap.error, snap.values) == ("completed", None, LINEAR_OUTPUT)
 
 
+@pytest.mark.serial  # a bound on the server's timing
 @pytest.mark.timeout(30)
 def test_abort_while_running_cancels(server_url: str, drive: Drive, server: Server) -> None:
     """``slow`` (5 s) aborted after 2 ticks: "cancelled", and within 2 s the server no

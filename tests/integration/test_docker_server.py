@@ -16,7 +16,7 @@ from remote_graph.testing import DockerServer
 
 pytestmark = pytest.mark.integration
 
-GRAPH = '''
+GRAPH = """
 from typing_extensions import TypedDict
 from langgraph.graph import START, StateGraph
 
@@ -31,7 +31,7 @@ def double(state: State) -> dict:
 
 
 graph = StateGraph(State).add_node("double", double).add_edge(START, "double").compile()
-'''
+"""
 
 
 @pytest.fixture
@@ -109,10 +109,21 @@ def test_a_failing_test_shows_the_containers_log(tmp_path: Path, docker_base: st
     env = {k: v for k, v in os.environ.items() if k != "REMOTE_GRAPH_URL"}
     done = subprocess.run(
         [
-            sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--remote-graph-server=docker",
-            f"--remote-graph-base-image={docker_base}", f"--remote-graph-config={APP / 'langgraph.json'}",
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "--remote-graph-server=docker",
+            f"--remote-graph-base-image={docker_base}",
+            f"--remote-graph-config={APP / 'langgraph.json'}",
         ],
-        cwd=tmp_path, capture_output=True, text=True, timeout=590, env=env, stdin=subprocess.DEVNULL,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=590,
+        env=env,
+        stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 1, done.stdout + done.stderr
     section = done.stdout.split("remote_graph server log (call)", 1)

@@ -19,7 +19,7 @@ from tests.conftest import APP, ROOT
 
 pytestmark = pytest.mark.integration
 
-GRAPH = '''
+GRAPH = """
 from typing_extensions import TypedDict
 from langgraph.graph import START, StateGraph
 
@@ -33,7 +33,7 @@ def double(state: State) -> dict:
 
 
 graph = StateGraph(State).add_node("double", double).add_edge(START, "double").compile()
-'''
+"""
 
 
 def test_server_serves_every_graph_of_app_langgraph_json(server_url: str) -> None:
@@ -74,7 +74,9 @@ FAILS_AFTER_A_REQUEST = (
 def test_a_failing_test_shows_the_embedded_servers_log(tmp_path: Path, pytestconfig: pytest.Config) -> None:
     """A test that fails after a request for an unknown assistant gets the server's log
     of that request in its report."""
-    done = inner_pytest(tmp_path, pytestconfig, FAILS_AFTER_A_REQUEST, f"--remote-graph-config={APP / 'langgraph.json'}")
+    done = inner_pytest(
+        tmp_path, pytestconfig, FAILS_AFTER_A_REQUEST, f"--remote-graph-config={APP / 'langgraph.json'}"
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     section = done.stdout.split("remote_graph server log (call)", 1)
     assert len(section) == 2, done.stdout
@@ -128,7 +130,9 @@ def test_a_relative_config_is_found_when_pytest_runs_elsewhere(tmp_path: Path, p
 def doubler_project(tmp_path: Path) -> Path:
     tmp_path.mkdir()
     (tmp_path / "doubler.py").write_text(GRAPH)
-    (tmp_path / "langgraph.json").write_text(json.dumps({"dependencies": ["."], "graphs": {"doubler": "./doubler.py:graph"}}))
+    (tmp_path / "langgraph.json").write_text(
+        json.dumps({"dependencies": ["."], "graphs": {"doubler": "./doubler.py:graph"}})
+    )
     return tmp_path / "langgraph.json"
 
 

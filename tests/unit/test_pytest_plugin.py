@@ -59,7 +59,11 @@ def test_remote_graph_url_is_honoured_and_the_option_wins(tmp_path: Path) -> Non
     done = run_inner(tmp_path, "-k", "test_url", env={"REMOTE_GRAPH_URL": "http://127.0.0.1:7"})
     assert "URL=http://127.0.0.1:7\n" in done.stdout, done.stdout + done.stderr
     done = run_inner(
-        tmp_path, "--remote-graph-server=http://127.0.0.1:8", "-k", "test_url", env={"REMOTE_GRAPH_URL": "http://127.0.0.1:7"}
+        tmp_path,
+        "--remote-graph-server=http://127.0.0.1:8",
+        "-k",
+        "test_url",
+        env={"REMOTE_GRAPH_URL": "http://127.0.0.1:7"},
     )
     assert "URL=http://127.0.0.1:8\n" in done.stdout, done.stdout + done.stderr
 
@@ -113,7 +117,9 @@ def test_the_server_python_is_a_virtualenv_or_an_executable(tmp_path: Path, monk
         LangGraphDevServer(config, python=tmp_path / "nowhere")
 
 
-def test_below_python_3_11_the_server_needs_another_interpreter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_below_python_3_11_the_server_needs_another_interpreter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = tmp_path / "langgraph.json"
     config.write_text("{}")
     monkeypatch.delenv("REMOTE_GRAPH_SERVER_PYTHON", raising=False)
@@ -144,7 +150,9 @@ def test_a_relative_config_option_is_found_from_another_directory(tmp_path: Path
     config = project / "app" / "langgraph.json"
     done = run_inner(project, "--co", "--remote-graph-config=app/langgraph.json", cwd=elsewhere)
     assert f"serving {config}" in done.stdout, done.stdout + done.stderr
-    done = run_inner(project, "--co", cwd=elsewhere, ini="[pytest]\naddopts = --remote-graph-config=app/langgraph.json\n")
+    done = run_inner(
+        project, "--co", cwd=elsewhere, ini="[pytest]\naddopts = --remote-graph-config=app/langgraph.json\n"
+    )
     assert f"serving {config}" in done.stdout, done.stdout + done.stderr
     # The directory pytest runs in comes first.
     (elsewhere / "app").mkdir()
@@ -159,7 +167,9 @@ def test_a_config_that_is_nowhere_fails_the_run_once_naming_where_it_looked(tmp_
     assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
     message = "--remote-graph-config=nowhere/langgraph.json: the langgraph.json to serve is not found"
     assert message in done.stderr
-    assert f"neither {tmp_path / 'nowhere' / 'langgraph.json'} nor {project / 'nowhere' / 'langgraph.json'}" in done.stderr
+    assert (
+        f"neither {tmp_path / 'nowhere' / 'langgraph.json'} nor {project / 'nowhere' / 'langgraph.json'}" in done.stderr
+    )
     assert "passed" not in done.stdout and "error" not in done.stdout.lower()  # no test ran
     # A session whose tests need no server does not care.
     done = run_inner(project, "--remote-graph-config=nowhere/langgraph.json", "-k", "test_plain", cwd=tmp_path)
@@ -177,7 +187,13 @@ def test_a_bad_number_in_the_ini_is_a_usage_error(tmp_path: Path, ini: str) -> N
 
 
 def test_under_xdist_a_url_reaches_every_worker_and_a_failure_gets_its_log(tmp_path: Path) -> None:
-    done = run_inner(tmp_path, "-n", "2", "--remote-graph-log-command=echo the-server-said-this", env={"REMOTE_GRAPH_URL": "http://127.0.0.1:7"})
+    done = run_inner(
+        tmp_path,
+        "-n",
+        "2",
+        "--remote-graph-log-command=echo the-server-said-this",
+        env={"REMOTE_GRAPH_URL": "http://127.0.0.1:7"},
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "2 workers" in done.stdout and "1 failed, 2 passed" in done.stdout
     assert "remote_graph server log (call)" in done.stdout and "the-server-said-this" in done.stdout
@@ -202,7 +218,9 @@ def test_the_broker_starts_the_server_once_for_every_worker() -> None:
 
     broker = ServerBroker(start, start_timeout=5)  # type: ignore[arg-type]
     answers: list[tuple[str, Path]] = []
-    askers = [threading.Thread(target=lambda: answers.append(request_server(broker.address, timeout=5))) for _ in range(5)]
+    askers = [
+        threading.Thread(target=lambda: answers.append(request_server(broker.address, timeout=5))) for _ in range(5)
+    ]
     for asker in askers:
         asker.start()
     for asker in askers:
@@ -223,7 +241,9 @@ def test_a_server_that_did_not_start_is_an_error_in_every_worker() -> None:
     broker = ServerBroker(start, start_timeout=5)  # type: ignore[arg-type]
     try:
         for _ in range(2):
-            with pytest.raises(RuntimeError, match=r"did not start \(in the xdist controller\): TimeoutError: .*the log says why"):
+            with pytest.raises(
+                RuntimeError, match=r"did not start \(in the xdist controller\): TimeoutError: .*the log says why"
+            ):
                 request_server(broker.address, timeout=5)
         assert calls == [1]
     finally:
@@ -241,7 +261,7 @@ def test_a_broker_that_is_gone_is_a_clear_error(tmp_path: Path) -> None:
 def test_the_log_is_read_by_position_and_kept_after_its_file_is_gone(tmp_path: Path) -> None:
     log = LogFile(tmp_path / "server.log")
     assert (log.mark(), log.since(0)) == (0, "")  # nothing written yet
-    log.path.write_bytes("one\n".encode())
+    log.path.write_bytes(b"one\n")
     mark = log.mark()
     with log.path.open("ab") as out:
         out.write("two \u00e9\n".encode() + b"\xff\n")
@@ -277,3 +297,53 @@ def test_a_config_that_is_no_json_object_fails_at_once(tmp_path: Path, text: str
     (tmp_path / "langgraph.json").write_text(text)
     with pytest.raises(ValueError, match=f"langgraph config .*langgraph.json {problem}"):
         LangGraphDevServer(tmp_path / "langgraph.json", python=sys.executable)
+
+
+# --- the suite's own locks (tests/conftest.py) ---------------------------------------------
+
+LOCKED = """
+import json, os, time
+import pytest
+
+def record(name):
+    start = time.monotonic()
+    time.sleep(0.4)
+    with open(os.environ["LOCK_LOG"], "a") as log:
+        log.write(json.dumps([name, start, time.monotonic()]) + "\\n")
+
+@pytest.mark.shares_thread("x")
+@pytest.mark.parametrize("i", range(3))
+def test_on_thread_x(i):
+    record(f"x{i}")
+
+@pytest.mark.parametrize("i", range(6))
+def test_free(i):
+    record(f"free{i}")
+
+@pytest.mark.serial
+def test_alone():
+    record("alone")
+"""
+
+
+def test_tests_on_one_thread_never_overlap_and_a_serial_one_runs_alone(tmp_path: Path) -> None:
+    from tests.conftest import ROOT  # noqa: PLC0415
+
+    (tmp_path / "test_locked.py").write_text(LOCKED)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    env = {**os.environ, "LOCK_LOG": str(tmp_path / "log"), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "tests.conftest", "-n", "3", str(tmp_path)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    spans = {name: (start, end) for name, start, end in map(json.loads, (tmp_path / "log").read_text().splitlines())}
+    assert len(spans) == 10
+
+    def overlap(a: str, b: str) -> bool:
+        return spans[a][0] < spans[b][1] and spans[b][0] < spans[a][1]
+
+    assert not any(overlap(f"x{i}", f"x{j}") for i in range(3) for j in range(i))
+    assert not any(overlap("alone", other) for other in spans if other != "alone")
+    # The workers did run tests at once, or the above would prove nothing.
+    assert any(overlap(a, b) for a in spans for b in spans if a < b)
