@@ -197,8 +197,10 @@ def config_path(config: pytest.Config) -> Path:
         if option
         else f"ini remote_graph_config={config.getini('remote_graph_config')}"
     )
-    where = " nor ".join(str(c) for c in candidates)
-    raise pytest.UsageError(f"{given}: the langgraph.json to serve is not found: neither {where} exists")
+    where = f"{candidates[0]} does not exist"
+    if len(candidates) > 1:
+        where = "neither " + " nor ".join(str(c) for c in candidates) + " exists"
+    raise pytest.UsageError(f"{given}: the langgraph.json to serve is not found: {where}")
 
 
 def server_python(config: pytest.Config) -> str | None:
@@ -262,14 +264,13 @@ def _new_server(config: pytest.Config) -> Server:
 
 def _start(config: pytest.Config) -> Server:
     """Start the session's server, noting how long it took in the summary."""
+    from remote_graph.testing import DockerServer  # noqa: PLC0415
+
     state = config.stash[_SESSION]
     choice = server_choice(config)
     started = time.monotonic()
     server = _new_server(config).start()
-    detail = ""
-    image = getattr(server, "image", None)
-    if image:
-        detail = f" (image {image} on {getattr(server, 'base_image', '?')})"
+    detail = f" (image {server.image} on {server.base_image})" if isinstance(server, DockerServer) else ""
     state.summary.append(f"{choice} server at {server.url} ready in {time.monotonic() - started:.1f}s{detail}")
     return server
 
@@ -306,9 +307,13 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     # A config that cannot be found fails the run once, before any test, and only
-    # when a collected test needs the server.
-    if server_choice(session.config) in MODES and any(FIXTURE in getattr(i, "fixturenames", ()) for i in session.items):
-        config_path(session.config)
+    # when a collected test needs the server. (An xdist worker cannot stop the run:
+    # there, each test that needs the server fails with the same message.)
+    config = session.config
+    if hasattr(config, "workerinput") or server_choice(config) not in MODES:
+        return
+    if any(FIXTURE in getattr(item, "fixturenames", ()) for item in session.items):
+        config_path(config)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -351,6 +356,7 @@ def remote_graph_server(pytestconfig: pytest.Config) -> Iterator[str]:
     if broker is not None:  # an xdist worker: the controller's server
         from remote_graph._serverbroker import request_server  # noqa: PLC0415
 
+        config_path(pytestconfig)  # the usage error itself, not the controller's report of it
         url, log_path = request_server(broker, timeout=_start_timeout(pytestconfig) + 30)
         state.log = LogFile(log_path)
         if state.current is not None:  # the test being set up: its part starts now, not at the server's start

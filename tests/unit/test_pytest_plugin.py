@@ -174,6 +174,10 @@ def test_a_config_that_is_nowhere_fails_the_run_once_naming_where_it_looked(tmp_
     # A session whose tests need no server does not care.
     done = run_inner(project, "--remote-graph-config=nowhere/langgraph.json", "-k", "test_plain", cwd=tmp_path)
     assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
+    # An xdist worker cannot stop the run: each test that needs the server fails with it.
+    done = run_inner(project, "-n", "2", "--remote-graph-config=nowhere/langgraph.json", cwd=tmp_path)
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
+    assert "1 passed, 2 errors" in done.stdout and done.stdout.count(f"UsageError: {message}") >= 2, done.stdout
 
 
 @pytest.mark.parametrize("ini", ["remote_graph_startup_timeout = soon", "remote_graph_n_jobs_per_worker = 0"])
