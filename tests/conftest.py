@@ -10,7 +10,7 @@ markers keep apart the tests that cannot share it:
   the same id run one after the other, whichever workers they are on
   (``shared_thread_param`` makes such a parametrize value).
 - ``serial``: the test bounds the server's timing, which other tests' runs would
-  slow: it runs while no other test runs.
+  slow: it runs while no other test runs. Every soak test is serial.
 
 Both are file locks in the run's temporary directory, taken before the test's
 timeout starts. Without xdist, tests run one after the other and no lock is taken.
@@ -52,6 +52,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "serial: the test bounds the server's timing; it runs while no other test runs, on any xdist worker"
     )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Soak tests bound memory, timing and the server's work over minutes; beside other
+    # tests' runs they measure those instead (a cut-connections run lost its stream).
+    for item in items:
+        if item.get_closest_marker("soak") is not None:
+            item.add_marker(pytest.mark.serial)
 
 
 def _acquire(path: Path, mode: int, deadline: float) -> int | None:

@@ -61,7 +61,7 @@ def leftovers(image: str | None) -> tuple[list[str], list[str]]:
 
 @pytest.mark.timeout(600)
 def test_serves_a_project_and_removes_what_it_made(tmp_path: Path, docker_base: str) -> None:
-    server = DockerServer(project(tmp_path, "./doubler.py:graph"), base_image=docker_base)
+    server = DockerServer(project(tmp_path, "./doubler.py:graph"), base_image=docker_base, n_jobs_per_worker=3)
     with server:
         assert server.url.startswith("http://127.0.0.1:")
         http = httpx.Client(base_url=server.url, timeout=30)
@@ -70,10 +70,13 @@ def test_serves_a_project_and_removes_what_it_made(tmp_path: Path, docker_base: 
         assert run.json() == {"x": 42}
         http.close()
         assert "double ran with 21" in server.logs()
+        assert "Starting 3 background workers" in server.logs()  # the image's command, with the option
+        assert server.log_path.is_file()
         image = server.image
         assert leftovers(image)[0], "the container is running"
     assert leftovers(image) == ([], [])
     assert "double ran with 21" in server.logs()  # kept after the container is gone
+    assert not server.log_path.exists()
 
 
 @pytest.mark.timeout(600)

@@ -145,11 +145,12 @@ def test_each_embedded_server_starts_empty_and_removes_its_data(tmp_path: Path, 
     """A thread (a fixed id, and its run) stored on one server is absent on the next one
     serving the same project; each server's data directory is its own and is gone after
     it stops, and the project's directory gets no ``.langgraph_api``. ``keep_data``
-    keeps the directory, with the server's store and log in it."""
+    keeps the directory, with the server's store and log in it. (And
+    ``n_jobs_per_worker`` reaches the server.)"""
     config = doubler_project(tmp_path / "project")
     python = server_python(pytestconfig)
     thread_id = "00000000-0000-4000-8000-000000000017"
-    with LangGraphDevServer(config, python=python) as first:
+    with LangGraphDevServer(config, python=python, n_jobs_per_worker=3) as first:
         http = httpx.Client(base_url=first.url, timeout=30)
         http.post("/threads", json={"thread_id": thread_id}).raise_for_status()
         run = http.post(f"/threads/{thread_id}/runs/wait", json={"assistant_id": "doubler", "input": {"x": 2}})
@@ -158,6 +159,7 @@ def test_each_embedded_server_starts_empty_and_removes_its_data(tmp_path: Path, 
         assert thread_status(first.url, thread_id) == 200
         first_data = first.data_dir
         assert first_data is not None and first_data.is_dir()
+        assert "Starting 3 background workers" in first.logs()  # n_jobs_per_worker reached the server
     assert not first_data.exists()
     with LangGraphDevServer(config, python=python, keep_data=True) as second:
         assert second.data_dir != first_data
