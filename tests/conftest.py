@@ -34,7 +34,9 @@ APP = ROOT / "app"
 if str(APP) not in sys.path:
     sys.path.insert(0, str(APP))
 
-LOCK_WAIT = 600.0  # seconds a test waits for the tests it must not run beside
+# Seconds a test waits for the tests it must not run beside: a serial soak test may
+# wait behind all the others (about 20 minutes).
+LOCK_WAIT = 3600.0
 _LOCK_FAILURE = pytest.StashKey[str]()
 
 
