@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_EXCLUDES",
     "SERVER_REQUIREMENTS",
     "render_dockerfile",
+    "server_command",
 ]
 
 DEFAULT_BASE_IMAGE = "python:3.12-slim"
@@ -91,9 +92,7 @@ def dependency_steps(config_path: Path) -> list[str]:
             continue
         local = (root / dep).resolve()
         if local != root and root not in local.parents:
-            raise ValueError(
-                f"{config_path}: dependency {dep!r} is outside {root}, the image's build context"
-            )
+            raise ValueError(f"{config_path}: dependency {dep!r} is outside {root}, the image's build context")
         if not local.is_dir():
             raise ValueError(f"{config_path}: dependency {dep!r} is not a directory")
         inside = PurePosixPath(APP_DIR, *local.relative_to(root).parts)
@@ -107,6 +106,22 @@ def dependency_steps(config_path: Path) -> list[str]:
     for path in requirement_files:
         steps.append(f"RUN pip install {_quote(SERVER_REQUIREMENTS)} -r {shlex.quote(path)}")
     return steps
+
+
+def server_command(config_name: str, *, n_jobs_per_worker: int | None = None) -> list[str]:
+    """The image's command: ``langgraph dev`` on ``CONTAINER_PORT``, serving ``config_name``.
+
+    Args:
+        config_name: The ``langgraph.json``'s file name (the image's working
+            directory holds it).
+        n_jobs_per_worker: Runs the server executes at once; ``langgraph dev``'s
+            default (one) when omitted.
+    """
+    command = ["langgraph", "dev", "--no-browser", "--no-reload", "--host", "0.0.0.0"]
+    command += ["--port", str(CONTAINER_PORT), "--config", config_name]
+    if n_jobs_per_worker is not None:
+        command += ["--n-jobs-per-worker", str(n_jobs_per_worker)]
+    return command
 
 
 def render_dockerfile(
@@ -132,20 +147,7 @@ def render_dockerfile(
             f"import urllib.request; urllib.request.urlopen('http://127.0.0.1:{CONTAINER_PORT}/ok', timeout=3)",
         ]
     )
-    command = json.dumps(
-        [
-            "langgraph",
-            "dev",
-            "--no-browser",
-            "--no-reload",
-            "--host",
-            "0.0.0.0",
-            "--port",
-            str(CONTAINER_PORT),
-            "--config",
-            name,
-        ]
-    )
+    command = json.dumps(server_command(name))
     lines = [
         _HEADER.format(config=name),
         f"ARG BASE_IMAGE={base_image}",

@@ -6,15 +6,23 @@ Installed with the package (entry point ``pytest11``). It adds
   set, else ``embedded``): ``embedded`` runs ``langgraph dev`` in a subprocess
   (``LangGraphDevServer``), ``docker`` builds and runs it in a container
   (``DockerServer``), a URL uses a server that is already running;
-- the session fixture ``remote_graph_server``: the server's base URL;
+- the session fixture ``remote_graph_server``: the server's base URL. The server
+  starts when the first test asks for it, and stops at the session's end;
 - on a failing test, the server's output from the test's start (the tail of it) as a
   report section, so it shows next to the failure. A line the server writes just
   after a test ends (the access log of its last request, say) shows with the next one.
 
+Under pytest-xdist (``-n``) the session still has one server: the controller
+starts it when the first worker asks, and every worker uses it (see
+``remote_graph._serverbroker``). A failing test's section then also holds the lines
+of tests that ran meanwhile on other workers.
+
 Settings (command line, else ini, else environment, else default):
 
 - ``--remote-graph-config`` / ini ``remote_graph_config``: the ``langgraph.json`` the
-  embedded and Docker servers serve, relative to the ini file (default ``langgraph.json``);
+  embedded and Docker servers serve. The option's relative path is taken from the
+  directory pytest was started in, else from the rootdir (where the ini file is);
+  the ini's is relative to the ini file (default ``langgraph.json``);
 - ``--remote-graph-base-image`` / ini ``remote_graph_base_image`` /
   ``$REMOTE_GRAPH_BASE_IMAGE``: the Docker server's base image (default ``python:3.12-slim``);
 - ``--remote-graph-keep-image``: keep the Docker server's image as a build cache;
@@ -25,7 +33,9 @@ Settings (command line, else ini, else environment, else default):
 - ``--remote-graph-log-command``: with a URL, a command printing the server's logs
   (e.g. ``docker-compose -f compose/docker-compose.yml logs --no-color --tail=200``),
   run for a failing test;
-- ini ``remote_graph_startup_timeout``: seconds to wait for ``GET /ok`` (default 120).
+- ini ``remote_graph_startup_timeout``: seconds to wait for ``GET /ok`` (default 120);
+- ini ``remote_graph_n_jobs_per_worker``: runs the embedded or Docker server executes
+  at once (default 10, a deployed server's default; ``langgraph dev`` alone runs one).
 """
 
 from __future__ import annotations
@@ -36,9 +46,14 @@ import subprocess
 import time
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from remote_graph._serverbase import LogFile
+    from remote_graph._serverbroker import ServerBroker
+    from remote_graph.testing import Server
 
 ENV_URL = "REMOTE_GRAPH_URL"
 ENV_BASE_IMAGE = "REMOTE_GRAPH_BASE_IMAGE"
@@ -46,21 +61,26 @@ ENV_SERVER_PYTHON = "REMOTE_GRAPH_SERVER_PYTHON"  # read by LangGraphDevServer
 MODES = ("embedded", "docker")
 LOG_SECTION = "remote_graph server log"
 LOG_LIMIT = 20_000  # characters of server output shown per failing test
+FIXTURE = "remote_graph_server"
+_BROKER_KEY = "remote_graph_server_broker"  # in an xdist worker's workerinput
+_DOCKER_BUILD_TIMEOUT = 900.0  # DockerServer's default
 
 
 class _Session:
-    """The session's server, and where each running test's part of its log begins."""
+    """The session's server, its log, and where each running test's part of it begins."""
 
     def __init__(self) -> None:
-        self.server: Any = None  # LangGraphDevServer | DockerServer | None
+        self.server: Server | None = None  # started by this process
+        self.broker: ServerBroker | None = None  # this process is the xdist controller
+        self.log: LogFile | None = None  # the server's log, read by its path (also in a worker)
         self.log_command: str | None = None
-        self.marks: dict[str, Any] = {}
+        self.marks: dict[str, int] = {}
+        self.current: str | None = None  # the test being set up
         self.summary: list[str] = []
 
     def logs_for(self, nodeid: str) -> str | None:
-        if self.server is not None:
-            mark = self.marks.get(nodeid)
-            text = self.server.logs() if mark is None else self.server.logs_since(mark)
+        if self.log is not None:
+            text = self.log.since(self.marks.get(nodeid, 0))
             return text or "(the server printed nothing during this test)"
         if self.log_command:
             try:
@@ -88,7 +108,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="embedded|docker|URL",
         help=f"server for the remote_graph_server fixture (default: ${ENV_URL} if set, else embedded)",
     )
-    group.addoption("--remote-graph-config", default=None, metavar="PATH", help="langgraph.json to serve")
+    group.addoption(
+        "--remote-graph-config",
+        default=None,
+        metavar="PATH",
+        help="langgraph.json to serve (relative: to the directory pytest runs in, else to the rootdir)",
+    )
     group.addoption(
         "--remote-graph-base-image",
         default=None,
@@ -114,10 +139,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="COMMAND",
         help="URL: a command printing the server's logs, shown when a test fails",
     )
-    parser.addini("remote_graph_config", "langgraph.json served by the embedded and docker servers", default="langgraph.json")
+    parser.addini(
+        "remote_graph_config", "langgraph.json served by the embedded and docker servers", default="langgraph.json"
+    )
     parser.addini("remote_graph_base_image", "base image of the docker server", default="")
     parser.addini("remote_graph_python", "python or virtualenv running the embedded server", default="")
     parser.addini("remote_graph_startup_timeout", "seconds to wait for the server's GET /ok", default="120")
+    parser.addini("remote_graph_n_jobs_per_worker", "runs the embedded or docker server executes at once", default="10")
 
 
 def server_choice(config: pytest.Config) -> str:
@@ -131,12 +159,48 @@ def server_choice(config: pytest.Config) -> str:
     raise pytest.UsageError(f"--remote-graph-server: expected embedded, docker or an http(s) URL, got {choice!r}")
 
 
-def _config_path(config: pytest.Config) -> Path:
+def _ini_base(config: pytest.Config) -> Path:
+    return config.inipath.parent if config.inipath else config.rootpath
+
+
+def config_candidates(config: pytest.Config) -> list[Path]:
+    """Where the ``langgraph.json`` to serve is looked for, in order.
+
+    ``--remote-graph-config``, when relative, is taken from the directory pytest was
+    started in (not the current one: a test may have moved), then from the rootdir,
+    so that it also works from ``addopts`` and from another directory. The ini's
+    ``remote_graph_config`` is relative to the ini file.
+    """
     option = config.getoption("--remote-graph-config")
     if option:
-        return Path(option).resolve()
-    base = config.inipath.parent if config.inipath else config.rootpath
-    return (base / str(config.getini("remote_graph_config"))).resolve()
+        path = Path(option).expanduser()
+        if path.is_absolute():
+            return [path]
+        bases = [config.invocation_params.dir, config.rootpath]
+        return list(dict.fromkeys((base / path).resolve() for base in bases))
+    return [(_ini_base(config) / str(config.getini("remote_graph_config"))).resolve()]
+
+
+def config_path(config: pytest.Config) -> Path:
+    """The ``langgraph.json`` to serve: the first of ``config_candidates`` that exists.
+
+    Raises:
+        pytest.UsageError: If none does, naming where it was looked for.
+    """
+    candidates = config_candidates(config)
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    option = config.getoption("--remote-graph-config")
+    given = (
+        f"--remote-graph-config={option}"
+        if option
+        else f"ini remote_graph_config={config.getini('remote_graph_config')}"
+    )
+    where = f"{candidates[0]} does not exist"
+    if len(candidates) > 1:
+        where = "neither " + " nor ".join(str(c) for c in candidates) + " exists"
+    raise pytest.UsageError(f"{given}: the langgraph.json to serve is not found: {where}")
 
 
 def server_python(config: pytest.Config) -> str | None:
@@ -146,8 +210,7 @@ def server_python(config: pytest.Config) -> str | None:
         return str(option)
     ini = str(config.getini("remote_graph_python") or "")
     if ini:
-        base = config.inipath.parent if config.inipath else config.rootpath
-        return str(base / ini)
+        return str(_ini_base(config) / ini)
     return None
 
 
@@ -162,64 +225,159 @@ def base_image(config: pytest.Config) -> str:
     )
 
 
+def _ini_number(config: pytest.Config, name: str, kind: type[float] | type[int]) -> Any:
+    value = str(config.getini(name))
+    try:
+        number = kind(value)
+    except ValueError:
+        raise pytest.UsageError(f"ini {name}: expected a number, got {value!r}") from None
+    if number <= 0:
+        raise pytest.UsageError(f"ini {name}: expected a positive number, got {value!r}")
+    return number
+
+
+def _start_timeout(config: pytest.Config) -> float:
+    """The most the session's server may take to start (the Docker image builds first)."""
+    timeout = float(_ini_number(config, "remote_graph_startup_timeout", float))
+    return timeout + (_DOCKER_BUILD_TIMEOUT if server_choice(config) == "docker" else 0.0)
+
+
+def _new_server(config: pytest.Config) -> Server:
+    """The session's server, not started yet, as the options describe it."""
+    from remote_graph.testing import DockerServer, LangGraphDevServer  # noqa: PLC0415
+
+    timeout = float(_ini_number(config, "remote_graph_startup_timeout", float))
+    jobs = int(_ini_number(config, "remote_graph_n_jobs_per_worker", int))
+    if server_choice(config) == "docker":
+        return DockerServer(
+            config_path(config),
+            base_image=base_image(config),
+            keep_image=bool(config.getoption("--remote-graph-keep-image")),
+            build_timeout=_DOCKER_BUILD_TIMEOUT,
+            startup_timeout=timeout,
+            n_jobs_per_worker=jobs,
+        )
+    return LangGraphDevServer(
+        config_path(config), startup_timeout=timeout, python=server_python(config), n_jobs_per_worker=jobs
+    )
+
+
+def _start(config: pytest.Config) -> Server:
+    """Start the session's server, noting how long it took in the summary."""
+    from remote_graph.testing import DockerServer  # noqa: PLC0415
+
+    state = config.stash[_SESSION]
+    choice = server_choice(config)
+    started = time.monotonic()
+    server = _new_server(config).start()
+    detail = f" (image {server.image} on {server.base_image})" if isinstance(server, DockerServer) else ""
+    state.summary.append(f"{choice} server at {server.url} ready in {time.monotonic() - started:.1f}s{detail}")
+    return server
+
+
+def _stop(config: pytest.Config, server: Server) -> None:
+    stopping = time.monotonic()
+    server.stop()
+    config.stash[_SESSION].summary.append(
+        f"{server_choice(config)} server stopped in {time.monotonic() - stopping:.1f}s"
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     server_choice(config)  # a bad value is a usage error before anything runs
+    for name, kind in (("remote_graph_startup_timeout", float), ("remote_graph_n_jobs_per_worker", int)):
+        _ini_number(config, name, kind)
     config.stash[_SESSION] = _Session()
 
 
 def pytest_report_header(config: pytest.Config) -> str:
     choice = server_choice(config)
+    try:
+        served = str(config_path(config))
+    except pytest.UsageError:  # said once the tests are known to need it
+        served = "no langgraph.json (not found: " + ", ".join(str(c) for c in config_candidates(config)) + ")"
     if choice == "docker":
-        return f"remote_graph server: docker, base image {base_image(config)}, serving {_config_path(config)}"
+        return f"remote_graph server: docker, base image {base_image(config)}, serving {served}"
     if choice == "embedded":
         python = server_python(config) or os.environ.get(ENV_SERVER_PYTHON)
         detail = f", run by {python}" if python else ""
-        return f"remote_graph server: embedded langgraph dev{detail}, serving {_config_path(config)}"
+        return f"remote_graph server: embedded langgraph dev{detail}, serving {served}"
     return f"remote_graph server: {choice}"
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # A config that cannot be found fails the run once, before any test, and only
+    # when a collected test needs the server. (An xdist worker cannot stop the run:
+    # there, each test that needs the server fails with the same message.)
+    config = session.config
+    if hasattr(config, "workerinput") or server_choice(config) not in MODES:
+        return
+    if any(FIXTURE in getattr(item, "fixturenames", ()) for item in session.items):
+        config_path(config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist controller: tell a starting worker where the session's server is asked for."""
+    config: pytest.Config = node.config
+    if server_choice(config) not in MODES:
+        return  # a URL: each worker uses it as it is
+    state = config.stash[_SESSION]
+    if state.broker is None:
+        from remote_graph._serverbroker import ServerBroker  # noqa: PLC0415
+
+        state.broker = ServerBroker(lambda: _start(config), start_timeout=_start_timeout(config))
+    node.workerinput[_BROKER_KEY] = state.broker.address
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # xdist controller: after xdist has ended the workers, stop the server they shared.
+    state = session.config.stash.get(_SESSION, None)
+    if state is not None and state.broker is not None:
+        broker, state.broker = state.broker, None
+        server = broker.close()
+        if server is not None:
+            _stop(session.config, server)
 
 
 @pytest.fixture(scope="session")
 def remote_graph_server(pytestconfig: pytest.Config) -> Iterator[str]:
     """Base URL of the session's LangGraph server (see ``--remote-graph-server``)."""
+    from remote_graph._serverbase import LogFile  # noqa: PLC0415
+
     state = pytestconfig.stash[_SESSION]
     choice = server_choice(pytestconfig)
     if choice not in MODES:
         state.log_command = pytestconfig.getoption("--remote-graph-log-command")
         yield choice
         return
+    broker = getattr(pytestconfig, "workerinput", {}).get(_BROKER_KEY)
+    if broker is not None:  # an xdist worker: the controller's server
+        from remote_graph._serverbroker import request_server  # noqa: PLC0415
 
-    from remote_graph.testing import DockerServer, LangGraphDevServer  # noqa: PLC0415
-
-    timeout = float(pytestconfig.getini("remote_graph_startup_timeout"))
-    server: Any
-    if choice == "docker":
-        server = DockerServer(
-            _config_path(pytestconfig),
-            base_image=base_image(pytestconfig),
-            keep_image=bool(pytestconfig.getoption("--remote-graph-keep-image")),
-            startup_timeout=timeout,
-        )
-    else:
-        server = LangGraphDevServer(_config_path(pytestconfig), startup_timeout=timeout, python=server_python(pytestconfig))
-    started = time.monotonic()
-    with server:
-        ready = time.monotonic() - started
-        state.server = server
-        detail = f" (image {server.image} on {server.base_image})" if choice == "docker" else ""
-        state.summary.append(f"{choice} server at {server.url} ready in {ready:.1f}s{detail}")
-        try:
-            yield server.url
-        finally:
-            state.server = None
-            stopping = time.monotonic()
-    state.summary.append(f"{choice} server stopped in {time.monotonic() - stopping:.1f}s")
+        config_path(pytestconfig)  # the usage error itself, not the controller's report of it
+        url, log_path = request_server(broker, timeout=_start_timeout(pytestconfig) + 30)
+        state.log = LogFile(log_path)
+        if state.current is not None:  # the test being set up: its part starts now, not at the server's start
+            state.marks[state.current] = state.log.mark()
+        yield url
+        return
+    server = _start(pytestconfig)
+    state.server, state.log = server, LogFile(server.log_path)
+    try:
+        yield server.url
+    finally:
+        state.server, state.log = None, None
+        _stop(pytestconfig, server)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     state = item.config.stash[_SESSION]
-    if state.server is not None:
-        state.marks[item.nodeid] = state.server.log_mark()
+    state.current = item.nodeid
+    if state.log is not None:
+        state.marks[item.nodeid] = state.log.mark()
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -229,7 +387,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     state = item.config.stash.get(_SESSION, None)
     if state is None:
         return
-    if report.failed and "remote_graph_server" in getattr(item, "fixturenames", ()):
+    if report.failed and FIXTURE in getattr(item, "fixturenames", ()):
         text = state.logs_for(item.nodeid)
         if text is not None:
             if len(text) > LOG_LIMIT:

@@ -5,7 +5,8 @@ the embedded ``langgraph dev`` by default, the same server in a Docker container
 with ``--remote-graph-server=docker``, or an already running deployment of the
 same graphs with ``--remote-graph-server=URL`` or ``REMOTE_GRAPH_URL`` (for
 example the ``compose/`` stack). ``pyproject.toml`` points it at
-``app/langgraph.json``. When a test fails, the server's output during that test is
+``app/langgraph.json``. Under pytest-xdist (the default) every worker uses the one
+server of the session. When a test fails, the server's output during that test is
 shown with it.
 """
 

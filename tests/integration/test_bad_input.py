@@ -28,6 +28,7 @@ from remote_graph import (
     Timeouts,
 )
 from remote_graph.testing import free_port
+from tests.conftest import shared_thread_param
 from tests.fake_servers import SilentServer, plain_http_server
 
 pytestmark = pytest.mark.integration
@@ -227,7 +228,10 @@ def test_every_method_fails_cleanly(
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("method", [m for m in METHODS if m.kind in WITH_CONFIG], ids=lambda m: m.name)
 @pytest.mark.parametrize(
-    "base", [".", "..", "", "/", "a?b=1", "a b #c", "x" * 1000, 5], ids=["dot", "dotdot", "empty", "slash", "query", "space", "long", "int"]
+    "base",
+    # The literal ids name one server thread for every method's test (and test_thread_ids').
+    [*map(shared_thread_param, (".", "..", "")), "/", "a?b=1", "a b #c", "x" * 1000, shared_thread_param(5)],
+    ids=["dot", "dotdot", "empty", "slash", "query", "space", "long", "int"],
 )
 def test_every_method_takes_a_thread_id_that_is_not_a_uuid(
     method: Method, base: Any, server_url: str, graph_for: Callable[[str], RemoteGraph]

@@ -16,7 +16,7 @@ from remote_graph.testing import DockerServer
 
 pytestmark = pytest.mark.integration
 
-GRAPH = '''
+GRAPH = """
 from typing_extensions import TypedDict
 from langgraph.graph import START, StateGraph
 
@@ -31,7 +31,7 @@ def double(state: State) -> dict:
 
 
 graph = StateGraph(State).add_node("double", double).add_edge(START, "double").compile()
-'''
+"""
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def leftovers(image: str | None) -> tuple[list[str], list[str]]:
 
 @pytest.mark.timeout(600)
 def test_serves_a_project_and_removes_what_it_made(tmp_path: Path, docker_base: str) -> None:
-    server = DockerServer(project(tmp_path, "./doubler.py:graph"), base_image=docker_base)
+    server = DockerServer(project(tmp_path, "./doubler.py:graph"), base_image=docker_base, n_jobs_per_worker=3)
     with server:
         assert server.url.startswith("http://127.0.0.1:")
         http = httpx.Client(base_url=server.url, timeout=30)
@@ -70,10 +70,13 @@ def test_serves_a_project_and_removes_what_it_made(tmp_path: Path, docker_base: 
         assert run.json() == {"x": 42}
         http.close()
         assert "double ran with 21" in server.logs()
+        assert "Starting 3 background workers" in server.logs()  # the image's command, with the option
+        assert server.log_path.is_file()
         image = server.image
         assert leftovers(image)[0], "the container is running"
     assert leftovers(image) == ([], [])
     assert "double ran with 21" in server.logs()  # kept after the container is gone
+    assert not server.log_path.exists()
 
 
 @pytest.mark.timeout(600)
@@ -109,10 +112,21 @@ def test_a_failing_test_shows_the_containers_log(tmp_path: Path, docker_base: st
     env = {k: v for k, v in os.environ.items() if k != "REMOTE_GRAPH_URL"}
     done = subprocess.run(
         [
-            sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--remote-graph-server=docker",
-            f"--remote-graph-base-image={docker_base}", f"--remote-graph-config={APP / 'langgraph.json'}",
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "--remote-graph-server=docker",
+            f"--remote-graph-base-image={docker_base}",
+            f"--remote-graph-config={APP / 'langgraph.json'}",
         ],
-        cwd=tmp_path, capture_output=True, text=True, timeout=590, env=env, stdin=subprocess.DEVNULL,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=590,
+        env=env,
+        stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 1, done.stdout + done.stderr
     section = done.stdout.split("remote_graph server log (call)", 1)

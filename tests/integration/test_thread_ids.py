@@ -19,6 +19,7 @@ from langgraph.types import Command
 from langgraph_sdk import get_sync_client
 
 from remote_graph import THREAD_ID_NAMESPACE, RemoteCommandError, RemoteGraph
+from tests.conftest import shared_thread_param
 from tests.integration.lanes import GATE, LINEAR, Lane, Scenarios, compare, norm, norm_event
 
 pytestmark = pytest.mark.integration
@@ -176,7 +177,11 @@ def test_a_named_thread_is_the_uuid5_of_its_name_on_the_server(server_url: str) 
     assert snapshot.values == output and threads_of(snapshot) == {server_thread}
 
 
-@pytest.mark.parametrize("base", [".", "..", "", "/", "a/../b"], ids=["dot", "dotdot", "empty", "slash", "dotdot-path"])
+@pytest.mark.parametrize(
+    "base",
+    [*map(shared_thread_param, (".", "..", "")), "/", "a/../b"],  # the literal ids: test_bad_input's too
+    ids=["dot", "dotdot", "empty", "slash", "dotdot-path"],
+)
 def test_ids_a_url_would_mangle_name_threads_as_they_do_locally(server_url: str, base: str) -> None:
     # "." and ".." and "" cannot be made unique; the linear graph overwrites x on each pass.
     name = base if base in (".", "..", "") else f"{uuid.uuid4().hex[:8]}{base}"

@@ -1,0 +1,153 @@
+"""What the embedded and the Docker test servers share: a free port, the log file
+any process can read, the readiness poll on ``GET /ok``, and the context manager."""
+
+from __future__ import annotations
+
+import abc
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import TypeVar
+
+import httpx
+
+_S = TypeVar("_S", bound="ServerBase")
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """Return a TCP port that was free on ``host`` a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+class LogFile:
+    """A server's output, in a file that any process can read by its path.
+
+    Positions (``mark()``) are byte offsets. ``keep()`` copies the text into memory,
+    so that it can still be read once the file is removed.
+
+    Args:
+        path: The file the server writes to.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._kept: bytes | None = None
+
+    def mark(self) -> int:
+        """The log's current end, for ``since``."""
+        if self._kept is not None:
+            return len(self._kept)
+        try:
+            return self.path.stat().st_size
+        except OSError:
+            return 0
+
+    def since(self, mark: int) -> str:
+        """What was written after ``mark``; undecodable bytes are replaced."""
+        if self._kept is not None:
+            data = self._kept[mark:]
+        else:
+            # A reader of its own: the writer's file offset is never moved.
+            try:
+                with self.path.open("rb") as log:
+                    log.seek(mark)
+                    data = log.read()
+            except OSError:
+                return ""
+        return data.decode("utf-8", errors="replace")
+
+    def keep(self) -> None:
+        """Hold the log's text from now on, so that its file can go."""
+        if self._kept is None:
+            try:
+                self._kept = self.path.read_bytes()
+            except OSError:
+                self._kept = b""
+
+
+def tail(text: str, limit: int = 8000) -> str:
+    return text if len(text) <= limit else "...\n" + text[-limit:]
+
+
+class ServerBase(abc.ABC):
+    """The log, readiness wait and context manager of both servers."""
+
+    _log: LogFile | None = None
+
+    @property
+    @abc.abstractmethod
+    def url(self) -> str:
+        """Base URL of the running server."""
+
+    @abc.abstractmethod
+    def start(self: _S) -> _S:
+        """Start the server and wait until it answers ``GET /ok``."""
+
+    @abc.abstractmethod
+    def stop(self) -> None:
+        """Stop the server and remove what it made."""
+
+    @property
+    def log_path(self) -> Path:
+        """The file the server's output is written to while it runs.
+
+        Raises:
+            RuntimeError: If the server was never started.
+        """
+        if self._log is None:
+            raise RuntimeError("server not started")
+        return self._log.path
+
+    def logs(self) -> str:
+        """Everything the server has printed (kept after ``stop()``)."""
+        return self.logs_since(0)
+
+    def log_mark(self) -> int:
+        """A position in the server's output (a byte offset), for ``logs_since``."""
+        return 0 if self._log is None else self._log.mark()
+
+    def logs_since(self, mark: int) -> str:
+        """What the server printed after ``mark`` (from ``log_mark()``)."""
+        return "" if self._log is None else self._log.since(mark)
+
+    def _wait_ready(self, timeout: float, exited: Callable[[], str | None], what: str) -> None:
+        """Poll ``GET /ok`` until it answers 200, for at most ``timeout`` seconds.
+
+        Args:
+            timeout: Seconds to wait.
+            exited: Returns why the server is gone (``"exited with code 1"``), or
+                ``None`` while it runs.
+            what: The server, as messages name it.
+
+        Raises:
+            RuntimeError: If the server exits first.
+            TimeoutError: If it does not answer in time.
+        """
+        deadline = time.monotonic() + timeout
+        with httpx.Client(timeout=2.0) as http:
+            while time.monotonic() < deadline:
+                reason = exited()
+                if reason is not None:
+                    raise RuntimeError(f"{what} {reason}:\n{tail(self.logs())}")
+                try:
+                    if http.get(f"{self.url}/ok").status_code == 200:
+                        return
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.25)
+        raise TimeoutError(f"{what} did not answer {self.url}/ok within {timeout}s:\n{tail(self.logs())}")
+
+    def __enter__(self: _S) -> _S:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
