@@ -71,7 +71,9 @@ def plain_http_server() -> Iterator[str]:
     """A plain HTTP server on a free loopback port; yields its URL."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotLangGraph)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="plain-http", daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="plain-http", daemon=True
+    )
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

@@ -128,7 +128,9 @@ class ClassicCall:
         wanted = [*modes, *(m for m in prints if m not in modes)]
         # One mode is shaped as one mode, a list of modes (even of one) as a list, as locally.
         one = stream_mode is None or isinstance(stream_mode, str)
-        shaper = Shaper(modes[0] if one else modes, print_mode, subgraphs=subgraphs, version=version, output_keys=output_keys)
+        shaper = Shaper(
+            modes[0] if one else modes, print_mode, subgraphs=subgraphs, version=version, output_keys=output_keys
+        )
         driver = cls._driver(graph, input, config, options, server_modes(wanted), subgraphs)
         wire = driver.wire
         assert isinstance(wire, ClassicWire)
@@ -165,7 +167,9 @@ class ClassicCall:
         )
         thread_path = f"/threads/{quote(thread_id, safe='')}"
         wire_format = ClassicWire(ChunkReader(view, graph._schemas), thread_path)
-        return RunDriver(plan, thread_id, timeouts=graph.timeouts, schemas=graph._schemas, wire=wire_format, limits=graph.limits)
+        return RunDriver(
+            plan, thread_id, timeouts=graph.timeouts, schemas=graph._schemas, wire=wire_format, limits=graph.limits
+        )
 
     @classmethod
     def start_events(
@@ -215,7 +219,9 @@ class ClassicCall:
 
     def iterate(self, graph: RemoteGraph) -> Iterator[Any]:
         """The call's output, pulled on the caller's thread; closing it cancels the run."""
-        source = SyncRunSource(graph._validate_sync_client().http.client, self.driver, self.headers, owner=graph._clients)
+        source = SyncRunSource(
+            graph._validate_sync_client().http.client, self.driver, self.headers, owner=graph._clients
+        )
         try:
             for part in source:
                 yield from self.shaper.shape(part)

@@ -221,7 +221,10 @@ class SdkClients:
         if self._sync is None and settings.url is not None:
             # Built now, so bad headers fail at construction, as upstream's do.
             self._sync = get_sync_client(
-                url=settings.url, api_key=self._api_key or None, headers=settings.headers, timeout=http_timeout(settings.timeouts)
+                url=settings.url,
+                api_key=self._api_key or None,
+                headers=settings.headers,
+                timeout=http_timeout(settings.timeouts),
             )
         if self._sync is not None:
             check_answers(self._sync.http.client)
@@ -326,6 +329,8 @@ class SdkClients:
                 )
             )
         else:
-            client = get_client(url=settings.url, api_key=self._api_key or None, headers=settings.headers, timeout=timeout)
+            client = get_client(
+                url=settings.url, api_key=self._api_key or None, headers=settings.headers, timeout=timeout
+            )
         acheck_answers(client.http.client)
         return client

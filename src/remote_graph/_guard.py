@@ -182,7 +182,9 @@ def _prepare_call(
         value = kwargs.get(other)
         other_thread = ((value or {}).get("configurable") or {}).get("thread_id")
         if other_thread is not None:
-            kwargs[other] = _with_thread(value, server_thread_id(other_thread, map_thread_id, f"{other}.configurable.thread_id"))
+            kwargs[other] = _with_thread(
+                value, server_thread_id(other_thread, map_thread_id, f"{other}.configurable.thread_id")
+            )
     if server_id != thread_id:
         config = _with_thread(config, server_id)
         if positional:

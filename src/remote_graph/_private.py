@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.runnables.utils import _RootEventFilter as RootEventFilter
+from langchain_core.tracers.event_stream import _AstreamEventsCallbackHandler as AstreamEventsHandler
 from langgraph._internal._config import ensure_config
 from langgraph._internal._constants import (
     CONFIG_KEY_CHECKPOINT_NS,
@@ -33,8 +35,6 @@ from langgraph.pregel.remote import _merge_tracing_headers as merge_tracing_head
 from langgraph.stream._mux import StreamMux
 from langgraph.stream._types import ProtocolEvent
 from langgraph_sdk._shared.utilities import _orjson_default as sdk_orjson_default
-from langchain_core.runnables.utils import _RootEventFilter as RootEventFilter
-from langchain_core.tracers.event_stream import _AstreamEventsCallbackHandler as AstreamEventsHandler
 
 if TYPE_CHECKING:
     from langgraph.stream import StreamChannel, StreamTransformer

@@ -142,7 +142,9 @@ def request_args(action: Request, timeouts: Timeouts, headers: dict[str, str]) -
     }
 
 
-def stream_request(http: httpx.Client | httpx.AsyncClient, action: OpenStream, timeouts: Timeouts, headers: dict[str, str]) -> httpx.Request:
+def stream_request(
+    http: httpx.Client | httpx.AsyncClient, action: OpenStream, timeouts: Timeouts, headers: dict[str, str]
+) -> httpx.Request:
     """The SSE request for ``action``; reads may be silent for ``timeouts.read``."""
     extra = {"last-event-id": action.last_event_id} if action.last_event_id is not None else {}
     if action.json is not None:
@@ -243,7 +245,9 @@ def _judge(response: httpx.Response, follows: bool) -> RemoteProtocolError | Non
 
 def response_of_head(response: httpx.Response) -> Response:
     """The core's view of an answer whose body is not read."""
-    return Response(response.status_code, None, response.headers.get("content-type", ""), response.headers.get("location"))
+    return Response(
+        response.status_code, None, response.headers.get("content-type", ""), response.headers.get("location")
+    )
 
 
 def check_answers(client: httpx.Client) -> None:

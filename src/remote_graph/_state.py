@@ -123,12 +123,18 @@ class ThreadCalls:
         merged, _, path, reader = self._target(config)
         return self._with_schemas(read_state(path, merged, reader, subgraphs=subgraphs))
 
-    def update(self, config: RunnableConfig, values: Any, as_node: str | None, task_id: str | None) -> Talk[RunnableConfig]:
+    def update(
+        self, config: RunnableConfig, values: Any, as_node: str | None, task_id: str | None
+    ) -> Talk[RunnableConfig]:
         if task_id is not None:
-            raise NotImplementedError("RemoteGraph.update_state cannot honour task_id=: the server's state updates take none.")
+            raise NotImplementedError(
+                "RemoteGraph.update_state cannot honour task_id=: the server's state updates take none."
+            )
         merged, thread_id, path, _ = self._target(config)
         graph = self.graph
-        return update_state(path, thread_id, merged, values, as_node, schemas=graph._schemas, assistant_id=graph.assistant_id)
+        return update_state(
+            path, thread_id, merged, values, as_node, schemas=graph._schemas, assistant_id=graph.assistant_id
+        )
 
     def bulk(self, config: RunnableConfig, supersteps: Sequence[Sequence[Any]]) -> Talk[RunnableConfig]:
         if not supersteps or any(not superstep for superstep in supersteps):
@@ -201,4 +207,8 @@ class ThreadCalls:
         doing = "reading the graph's subgraphs"
         reply = reply_or_raise((yield Request("GET", path, params={"recurse": "true" if recurse else "false"})), doing)
         found = json_body(reply, doing)
-        return [(ns, RemoteSubgraph(graph.assistant_id, ns, schemas)) for ns, schemas in found.items() if isinstance(schemas, Mapping)]
+        return [
+            (ns, RemoteSubgraph(graph.assistant_id, ns, schemas))
+            for ns, schemas in found.items()
+            if isinstance(schemas, Mapping)
+        ]

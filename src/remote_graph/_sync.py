@@ -13,10 +13,17 @@ from typing import Any, TypeVar
 
 import httpx
 
-from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response, Sleep, Timeouts
+from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response, Timeouts
 from remote_graph._core.convert import Part
 from remote_graph._core.run import RunDriver
-from remote_graph._shell_common import broken, is_event_stream, request_args, response_of, stream_request, stream_response
+from remote_graph._shell_common import (
+    broken,
+    is_event_stream,
+    request_args,
+    response_of,
+    stream_request,
+    stream_response,
+)
 
 logger = logging.getLogger("remote_graph")
 

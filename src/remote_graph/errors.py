@@ -176,7 +176,9 @@ def _instance(cls: type[RemoteRunError], args: tuple[Any, ...]) -> RemoteRunErro
         return cls(", ".join(map(repr, args)))
 
 
-def remote_exception(type_name: str | None, message: str, *, limit: int | None = DEFAULT_MAX_ERROR_TYPES) -> RemoteRunError:
+def remote_exception(
+    type_name: str | None, message: str, *, limit: int | None = DEFAULT_MAX_ERROR_TYPES
+) -> RemoteRunError:
     """Build the exception a remote run failed with, from its type name and message.
 
     A name that is not a dotted Python name gives a plain ``RemoteRunError``

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import warnings
-from contextlib import aclosing
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import aclosing
 from typing import Any, Literal, overload
 from uuid import UUID
 
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.schema import StreamEvent
 from langchain_core.runnables.config import merge_configs
+from langchain_core.runnables.schema import StreamEvent
 from langgraph.pregel.protocol import PregelProtocol
-from langgraph.types import All, Durability, GraphOutput, StateSnapshot, StateUpdate, StreamMode
 from langgraph.pregel.remote import RemoteGraph as _UpstreamRemoteGraph
 from langgraph.stream.transformers import (
     CustomTransformer,
@@ -21,29 +20,29 @@ from langgraph.stream.transformers import (
     UpdatesTransformer,
     ValuesTransformer,
 )
+from langgraph.types import All, Durability, StateSnapshot, StateUpdate, StreamMode
 from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
 
 from remote_graph._aio import AsyncRunSource
 from remote_graph._classic import ClassicCall
-from remote_graph._core.events import EventFilters
-from remote_graph._state import ThreadCalls
-from remote_graph._invoke import InvokeCollector, collector_kwargs
 from remote_graph._clients import ClientSettings, SdkClients
 from remote_graph._core.actions import Timeouts
 from remote_graph._core.commands import RunOptions, StartPlan, wire_config
+from remote_graph._core.events import EventFilters
 from remote_graph._core.limits import Limits
-from remote_graph._core.schema import GraphSchemas
 from remote_graph._core.run import RunDriver
+from remote_graph._core.schema import GraphSchemas
 from remote_graph._core.thread_ids import ThreadIdMap, default_map_thread_id, server_thread_id, thread_name
 from remote_graph._guard import check_config, guard_methods
+from remote_graph._invoke import InvokeCollector, collector_kwargs
 from remote_graph._private import (
     StreamMux,
     merge_tracing_headers,
     normalize_stream_transformer_factories,
     reject_v3_invariant_kwargs,
 )
+from remote_graph._state import ThreadCalls
 from remote_graph._sync import SyncRunSource
-from remote_graph.errors import RemoteRunError
 from remote_graph.nesting import ChildThreadId, NestedCall, default_child_thread_id
 from remote_graph.streams import AsyncRemoteGraphRunStream, RemoteGraphRunStream
 from remote_graph.transformers import RemoteMessagesTransformer, WireChannelsTransformer
@@ -181,7 +180,9 @@ class RemoteGraph(_UpstreamRemoteGraph):
         # Set before upstream's __init__, which assigns client and sync_client
         # (properties here); url is kept from it so it builds no clients itself.
         self._clients = SdkClients(
-            ClientSettings(url=url, api_key=api_key, headers=headers, client=client, sync_client=sync_client, timeouts=timeouts)
+            ClientSettings(
+                url=url, api_key=api_key, headers=headers, client=client, sync_client=sync_client, timeouts=timeouts
+            )
         )
         super().__init__(
             assistant_id,
@@ -279,7 +280,12 @@ class RemoteGraph(_UpstreamRemoteGraph):
     # --- thread state -----------------------------------------------------------
 
     def get_state(
-        self, config: RunnableConfig, *, subgraphs: bool = False, headers: dict[str, str] | None = None, params: Any = None
+        self,
+        config: RunnableConfig,
+        *,
+        subgraphs: bool = False,
+        headers: dict[str, str] | None = None,
+        params: Any = None,
     ) -> StateSnapshot:
         """The thread's state, as a local graph's ``get_state`` returns it.
 
@@ -294,7 +300,12 @@ class RemoteGraph(_UpstreamRemoteGraph):
         return self._thread_calls.sync(headers).run(self._thread_calls.state(config, subgraphs))
 
     async def aget_state(
-        self, config: RunnableConfig, *, subgraphs: bool = False, headers: dict[str, str] | None = None, params: Any = None
+        self,
+        config: RunnableConfig,
+        *,
+        subgraphs: bool = False,
+        headers: dict[str, str] | None = None,
+        params: Any = None,
     ) -> StateSnapshot:
         """Async variant of ``get_state``."""
         _no_params(params, "aget_state")
@@ -318,7 +329,9 @@ class RemoteGraph(_UpstreamRemoteGraph):
         have has no history.
         """
         _no_params(params, "get_state_history")
-        yield from self._thread_calls.history_pages_sync(config, filter=filter, before=before, limit=limit, headers=headers)
+        yield from self._thread_calls.history_pages_sync(
+            config, filter=filter, before=before, limit=limit, headers=headers
+        )
 
     async def aget_state_history(
         self,
@@ -332,7 +345,9 @@ class RemoteGraph(_UpstreamRemoteGraph):
     ) -> AsyncIterator[StateSnapshot]:
         """Async variant of ``get_state_history``."""
         _no_params(params, "aget_state_history")
-        async for state in self._thread_calls.history_pages_async(config, filter=filter, before=before, limit=limit, headers=headers):
+        async for state in self._thread_calls.history_pages_async(
+            config, filter=filter, before=before, limit=limit, headers=headers
+        ):
             yield state
 
     # A compiled graph's signature (task_id), which upstream's RemoteGraph lacks.
@@ -380,7 +395,9 @@ class RemoteGraph(_UpstreamRemoteGraph):
         """Async variant of ``bulk_update_state``."""
         return await self._thread_calls.async_(None).run(self._thread_calls.bulk(config, supersteps))
 
-    def get_subgraphs(self, *, namespace: str | None = None, recurse: bool = False) -> Iterator[tuple[str, PregelProtocol[Any, Any, Any, Any]]]:
+    def get_subgraphs(
+        self, *, namespace: str | None = None, recurse: bool = False
+    ) -> Iterator[tuple[str, PregelProtocol[Any, Any, Any, Any]]]:
         """The deployed graph's subgraphs by namespace, as the server describes them.
 
         Each is a ``RemoteSubgraph``: its schemas are the server's, but it
@@ -390,9 +407,13 @@ class RemoteGraph(_UpstreamRemoteGraph):
         for namespace_, subgraph in self._thread_calls.sync(None).run(self._thread_calls.subgraphs(namespace, recurse)):
             yield namespace_, subgraph  # type: ignore[misc]
 
-    async def aget_subgraphs(self, *, namespace: str | None = None, recurse: bool = False) -> AsyncIterator[tuple[str, PregelProtocol[Any, Any, Any, Any]]]:
+    async def aget_subgraphs(
+        self, *, namespace: str | None = None, recurse: bool = False
+    ) -> AsyncIterator[tuple[str, PregelProtocol[Any, Any, Any, Any]]]:
         """Async variant of ``get_subgraphs``."""
-        for namespace_, subgraph in await self._thread_calls.async_(None).run(self._thread_calls.subgraphs(namespace, recurse)):
+        for namespace_, subgraph in await self._thread_calls.async_(None).run(
+            self._thread_calls.subgraphs(namespace, recurse)
+        ):
             yield namespace_, subgraph  # type: ignore[misc]
 
     # --- inside a local parent ------------------------------------------------
@@ -480,12 +501,24 @@ class RemoteGraph(_UpstreamRemoteGraph):
                 honoured; ``control``, ``params`` and unknown keywords raise
                 ``NotImplementedError`` naming them.
         """
-        run_kwargs = {"context": context, "interrupt_before": interrupt_before, "interrupt_after": interrupt_after, "durability": durability, **kwargs}
+        run_kwargs = {
+            "context": context,
+            "interrupt_before": interrupt_before,
+            "interrupt_after": interrupt_after,
+            "durability": durability,
+            **kwargs,
+        }
         nested = NestedCall.start(
             self,
             input,
             config,
-            {**run_kwargs, "stream_mode": stream_mode, "print_mode": print_mode, "subgraphs": subgraphs, "version": version},
+            {
+                **run_kwargs,
+                "stream_mode": stream_mode,
+                "print_mode": print_mode,
+                "subgraphs": subgraphs,
+                "version": version,
+            },
             streaming=True,
         )
         if nested is not None:
@@ -522,12 +555,24 @@ class RemoteGraph(_UpstreamRemoteGraph):
         **kwargs: Any,
     ) -> AsyncGenerator[Any, None]:
         """Async variant of ``stream``; cancelling it, or closing it early, cancels the run."""
-        run_kwargs = {"context": context, "interrupt_before": interrupt_before, "interrupt_after": interrupt_after, "durability": durability, **kwargs}
+        run_kwargs = {
+            "context": context,
+            "interrupt_before": interrupt_before,
+            "interrupt_after": interrupt_after,
+            "durability": durability,
+            **kwargs,
+        }
         nested = NestedCall.start(
             self,
             input,
             config,
-            {**run_kwargs, "stream_mode": stream_mode, "print_mode": print_mode, "subgraphs": subgraphs, "version": version},
+            {
+                **run_kwargs,
+                "stream_mode": stream_mode,
+                "print_mode": print_mode,
+                "subgraphs": subgraphs,
+                "version": version,
+            },
             streaming=True,
         )
         if nested is not None:
@@ -577,7 +622,9 @@ class RemoteGraph(_UpstreamRemoteGraph):
         """The run's driver, on the server thread, and the thread id the caller knows it by."""
         merged = merge_configs(self.config, config)
         thread_id, wire, thread_given = wire_config(merged, lambda value: server_thread_id(value, self.map_thread_id))
-        plan = StartPlan(assistant_id=self.assistant_id, input=input, config=wire, options=options, thread_given=thread_given)
+        plan = StartPlan(
+            assistant_id=self.assistant_id, input=input, config=wire, options=options, thread_given=thread_given
+        )
         name = thread_name(merged["configurable"]["thread_id"]) if thread_given else thread_id
         return RunDriver(plan, thread_id, timeouts=self.timeouts, limits=self.limits), name
 
@@ -725,7 +772,12 @@ class RemoteGraph(_UpstreamRemoteGraph):
         return self._astream_classic_events(input, config, version, filters, kwargs)
 
     async def _astream_classic_events(
-        self, input: Any, config: RunnableConfig | None, version: Literal["v1", "v2"], filters: EventFilters, kwargs: dict[str, Any]
+        self,
+        input: Any,
+        config: RunnableConfig | None,
+        version: Literal["v1", "v2"],
+        filters: EventFilters,
+        kwargs: dict[str, Any],
     ) -> AsyncIterator[StreamEvent]:
         call = ClassicCall.start_events(self, input, config, version=version, filters=filters, kwargs=kwargs)
         async with aclosing(call.aiterate(self)) as events:

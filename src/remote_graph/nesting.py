@@ -28,7 +28,6 @@ from uuid import UUID, uuid4, uuid5
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
-
 from langchain_core.runnables.config import get_async_callback_manager_for_config
 from langgraph.errors import GraphInterrupt
 from langgraph.types import GraphOutput, Interrupt
@@ -38,9 +37,9 @@ from remote_graph._core.classic import CallView, ChunkReader
 from remote_graph._core.classic_nested import ClassicNestedRun
 from remote_graph._core.classic_wire import ClassicWire
 from remote_graph._core.commands import RunOptions, StartPlan, wire_config
+from remote_graph._core.events import revived_event, run_type
 from remote_graph._core.nested import NestedRun, ParentResume
 from remote_graph._core.run import RunDriver
-from remote_graph._core.events import revived_event, run_type
 from remote_graph._core.shape import CLASSIC_MODES, Shaper, server_modes
 from remote_graph._core.thread_ids import ThreadIdMap, default_map_thread_id, server_thread_id, thread_name
 from remote_graph._private import (
@@ -154,7 +153,9 @@ def parent_task(
 
     if conf.get(CONFIG_KEY_RESUMING):
         value: Any = scratchpad.get_null_resume(False) if isinstance(scratchpad, PregelScratchpad) else None
-        resume = ParentResume(by_id=dict(conf.get(CONFIG_KEY_RESUME_MAP) or {}), **({} if value is None else {"value": value}))
+        resume = ParentResume(
+            by_id=dict(conf.get(CONFIG_KEY_RESUME_MAP) or {}), **({} if value is None else {"value": value})
+        )
     child = child_thread_id(str(conf.get("thread_id") or ""), checkpoint_ns)
     if not isinstance(child, (str, UUID)) or not child:
         raise TypeError(f"child_thread_id must return a non-empty str (or UUID) thread id, got {child!r}")
@@ -186,7 +187,11 @@ def _v1_messages_scope(callbacks: Any) -> Callable[[tuple[str, ...]], bool] | No
     namespace, every namespace with ``subgraphs=True``, and the namespace it
     was created in.
     """
-    handlers = [h for h in _handlers(callbacks) if isinstance(h, StreamMessagesHandler) and not isinstance(h, StreamMessagesHandlerV2)]
+    handlers = [
+        h
+        for h in _handlers(callbacks)
+        if isinstance(h, StreamMessagesHandler) and not isinstance(h, StreamMessagesHandlerV2)
+    ]
     if not handlers:
         return None
 
@@ -288,7 +293,13 @@ class NestedCall:
 
     @classmethod
     def start(
-        cls, graph: RemoteGraph, input: Any, config: RunnableConfig | None, kwargs: Mapping[str, Any], *, streaming: bool = False
+        cls,
+        graph: RemoteGraph,
+        input: Any,
+        config: RunnableConfig | None,
+        kwargs: Mapping[str, Any],
+        *,
+        streaming: bool = False,
     ) -> NestedCall | None:
         """The call, if ``config`` (with the ambient config) is a parent task's; else ``None``.
 
@@ -310,14 +321,22 @@ class NestedCall:
             subgraphs = bool(rest.pop("subgraphs", False))
             shaper = Shaper(stream_mode, rest.pop("print_mode", None) or (), subgraphs=subgraphs, version=version)
         if rest.pop("params", None) is not None:
-            raise NotImplementedError("params= (extra query parameters) cannot be honoured by a remote run inside a parent task.")
+            raise NotImplementedError(
+                "params= (extra query parameters) cannot be honoured by a remote run inside a parent task."
+            )
         if not rest.get("context"):
             # As a local child given no context of its own inherits its parent's.
             rest["context"] = task.context
         options = RunOptions.from_kwargs(rest, "stream()" if streaming else "invoke()")
-        configurable = {k: v for k, v in (merged.get("configurable") or {}).items() if k not in ("thread_id", "checkpoint_id")}
+        configurable = {
+            k: v for k, v in (merged.get("configurable") or {}).items() if k not in ("thread_id", "checkpoint_id")
+        }
         # The parent's task bookkeeping stays local; the server sets its own.
-        metadata = {k: v for k, v in (merged.get("metadata") or {}).items() if not k.startswith("langgraph_") and k not in _TASK_KEYS}
+        metadata = {
+            k: v
+            for k, v in (merged.get("metadata") or {}).items()
+            if not k.startswith("langgraph_") and k not in _TASK_KEYS
+        }
         _, wire, _ = wire_config({**merged, "configurable": configurable, "metadata": metadata})
         classic = not task.v3_messages
         modes: tuple[str, ...] | None = None
@@ -354,9 +373,19 @@ class NestedCall:
             )
         else:
             run = NestedRun(task.ns, task.modes, key_prefix=f"remote:{uuid4().hex}", metadata=task.metadata)
-        driver = RunDriver(plan, task.thread_id, timeouts=graph.timeouts, schemas=graph._schemas, wire=wire_format, limits=graph.limits)
+        driver = RunDriver(
+            plan, task.thread_id, timeouts=graph.timeouts, schemas=graph._schemas, wire=wire_format, limits=graph.limits
+        )
         return cls(
-            task, driver, run, graph=graph, input=input, config=merged, headers=graph._headers(options), version=version, shaper=shaper
+            task,
+            driver,
+            run,
+            graph=graph,
+            input=input,
+            config=merged,
+            headers=graph._headers(options),
+            version=version,
+            shaper=shaper,
         )
 
     # --- the shells -----------------------------------------------------------------
@@ -377,7 +406,9 @@ class NestedCall:
     def iterate(self) -> Iterator[Any]:
         """``stream``: the chunks the call yields (none for ``invoke``), as the run goes."""
         graph = self.graph
-        source = SyncRunSource(graph._validate_sync_client().http.client, self.driver, self.headers, owner=graph._clients)
+        source = SyncRunSource(
+            graph._validate_sync_client().http.client, self.driver, self.headers, owner=graph._clients
+        )
         try:
             for part in source:
                 yield from self._take(part)
@@ -395,7 +426,9 @@ class NestedCall:
         if self.events is not None:
             # The run is one of the parent's, as a local child's run is.
             manager = get_async_callback_manager_for_config(self.config)
-            self._run_manager = await manager.on_chain_start(None, self.input, name=self.config.get("run_name") or graph.get_name())
+            self._run_manager = await manager.on_chain_start(
+                None, self.input, name=self.config.get("run_name") or graph.get_name()
+            )
         try:
             try:
                 async for part in source:
@@ -458,7 +491,9 @@ class NestedCall:
         if driver.plan.used_parent_value:
             self.task.consume_resume()
         if driver.status == "cancelled":
-            raise RemoteRunError(f"the remote run {driver.run_id} on thread {driver.thread_id} was cancelled before it ended")
+            raise RemoteRunError(
+                f"the remote run {driver.run_id} on thread {driver.thread_id} was cancelled before it ended"
+            )
         _, interrupts = self._outcome()
         if interrupts:
             raise GraphInterrupt(interrupts)

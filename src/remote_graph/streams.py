@@ -134,7 +134,9 @@ class RemoteGraphRunStream(_RemoteRunMixin, GraphRunStream):
     collects it.
     """
 
-    def __init__(self, source: SyncRunSource, mux: StreamMux, driver: RunDriver, *, thread_id: str | None = None) -> None:
+    def __init__(
+        self, source: SyncRunSource, mux: StreamMux, driver: RunDriver, *, thread_id: str | None = None
+    ) -> None:
         self._driver = driver
         self._thread_name = driver.thread_id if thread_id is None else thread_id
         super().__init__(source, mux)

@@ -232,7 +232,9 @@ class CuttingProxy:
     def __enter__(self) -> CuttingProxy:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
     # --- the loop's side ---------------------------------------------------------

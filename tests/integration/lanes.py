@@ -95,7 +95,9 @@ def parallel_steps(events: list[Any]) -> dict[str, list[Any]]:
     does promise: the sequence of ``values`` events, and every update, once.
     """
     values = [e for e in events if e["method"] == "values"]
-    others = sorted((e for e in events if e["method"] != "values"), key=lambda e: json.dumps(e, sort_keys=True, default=str))
+    others = sorted(
+        (e for e in events if e["method"] != "values"), key=lambda e: json.dumps(e, sort_keys=True, default=str)
+    )
     return {"values": values, "others": others}
 
 
@@ -138,7 +140,11 @@ class Lane:
         with httpx.Client(base_url=self.server_url, timeout=10) as http:
             while True:
                 response = http.get(f"/threads/{thread_id}/runs")
-                active = [r for r in response.json() if r["status"] in ("pending", "running")] if response.status_code == 200 else []
+                active = (
+                    [r for r in response.json() if r["status"] in ("pending", "running")]
+                    if response.status_code == 200
+                    else []
+                )
                 if not active or time.monotonic() > deadline:
                     return len(active)
                 time.sleep(0.05)
@@ -217,7 +223,11 @@ class SyncLane(Lane):
         return [self._handle(h, depth) for h in run.subgraphs]
 
     def _handle(self, handle: Any, depth: int) -> dict[str, Any]:
-        info: dict[str, Any] = {"path": norm(list(handle.path)), "graph_name": handle.graph_name, "status_seen": handle.status}
+        info: dict[str, Any] = {
+            "path": norm(list(handle.path)),
+            "graph_name": handle.graph_name,
+            "status_seen": handle.status,
+        }
         values_iter = iter(handle.values)
         children = [self._handle(c, depth - 1) for c in handle.subgraphs] if depth > 1 else []
         info["values"] = list(values_iter)
@@ -247,7 +257,9 @@ class SyncLane(Lane):
     def stream(self, graph: Any, input: Any, config: Any = None, **kwargs: Any) -> list[Any]:
         return list(graph.stream(input, config or self.thread(), **kwargs))
 
-    def stream_caught(self, graph: Any, input: Any, config: Any = None, **kwargs: Any) -> tuple[list[Any], BaseException | None]:
+    def stream_caught(
+        self, graph: Any, input: Any, config: Any = None, **kwargs: Any
+    ) -> tuple[list[Any], BaseException | None]:
         """Every chunk until the stream ends or raises, and what it raised."""
         chunks: list[Any] = []
         try:
@@ -359,7 +371,9 @@ class AsyncLane(Lane):
             async for message in h.messages:
                 start = message.node
                 deltas = [d async for d in message.text]
-                out.append({"message": message, "deltas": deltas, "tool_calls": await message.tool_calls, "start": start})
+                out.append(
+                    {"message": message, "deltas": deltas, "tool_calls": await message.tool_calls, "start": start}
+                )
             return [_message_row(m, True) for m in out]
 
         async def go() -> list[dict[str, Any]]:
@@ -430,7 +444,9 @@ class AsyncLane(Lane):
 
         return self._run(go())
 
-    def stream_caught(self, graph: Any, input: Any, config: Any = None, **kwargs: Any) -> tuple[list[Any], BaseException | None]:
+    def stream_caught(
+        self, graph: Any, input: Any, config: Any = None, **kwargs: Any
+    ) -> tuple[list[Any], BaseException | None]:
         """Every chunk until the stream ends or raises, and what it raised."""
 
         async def go() -> tuple[list[Any], BaseException | None]:
@@ -547,4 +563,9 @@ def run_lane(kind: str, flavour: str, server_url: str, fn: Callable[[Lane], Any]
         lane.close()
 
 
-LANES: dict[tuple[str, str], type[Lane]] = {("local", "sync"): LocalSync, ("remote", "sync"): RemoteSync, ("local", "async"): LocalAsync, ("remote", "async"): RemoteAsync}
+LANES: dict[tuple[str, str], type[Lane]] = {
+    ("local", "sync"): LocalSync,
+    ("remote", "sync"): RemoteSync,
+    ("local", "async"): LocalAsync,
+    ("remote", "async"): RemoteAsync,
+}

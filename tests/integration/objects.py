@@ -62,7 +62,9 @@ class Objects:
         # A namespace segment ``node:<task id>``: the task id is new on every run.
         if "|" in value or ":" in value:
             segments = value.split("|")
-            if all(TASK_SEGMENT.match(s) or ":" not in s for s in segments) and any(TASK_SEGMENT.match(s) for s in segments):
+            if all(TASK_SEGMENT.match(s) or ":" not in s for s in segments) and any(
+                TASK_SEGMENT.match(s) for s in segments
+            ):
                 return "|".join(TASK_SEGMENT.sub(r"\1:*", s) for s in segments)
         # A timestamp (``created_at``, debug events): the clock's.
         if TIMESTAMP.match(value):

@@ -164,7 +164,9 @@ async def every_method_async(graph: RemoteGraph, config: dict[str, Any]) -> None
     resumed = await graph.astream_events(Command(resume="yes"), config, version="v3")
     assert await resumed.output() == {"x": 2, "answer": "yes"}
     assert (await graph.aget_state(config)).values == {"x": 2, "answer": "yes"}
-    assert (await graph.aupdate_state(config, {"x": 10}))["configurable"]["thread_id"] == config["configurable"]["thread_id"]
+    assert (await graph.aupdate_state(config, {"x": 10}))["configurable"]["thread_id"] == config["configurable"][
+        "thread_id"
+    ]
     assert len([s async for s in graph.aget_state_history(config)]) >= 4
     assert (await graph.ainvoke({"x": 1}, config))["x"] == 2
     assert [part async for part in graph.astream({"x": 5}, config, stream_mode="values")][-1]["x"] == 6
@@ -173,7 +175,9 @@ async def every_method_async(graph: RemoteGraph, config: dict[str, Any]) -> None
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("how", ["headers", "api_key"])
 @pytest.mark.parametrize("flavour", ["sync", "async"])
-def test_every_method_sends_the_credentials_on_every_request(auth_server: AuthServer, alice: User, flavour: str, how: str) -> None:
+def test_every_method_sends_the_credentials_on_every_request(
+    auth_server: AuthServer, alice: User, flavour: str, how: str
+) -> None:
     mark = auth_server.mark()
     graph, config = alice.graph(auth_server.url, "gate", how), thread()
     if flavour == "sync":
@@ -182,7 +186,10 @@ def test_every_method_sends_the_credentials_on_every_request(auth_server: AuthSe
         asyncio.run(every_method_async(graph, config))
     entries = auth_server.since(mark)
     assert_all_by(entries, alice)
-    asked = {(e["method"], e["path"].replace(str(graph.server_thread_id(config["configurable"]["thread_id"])), "{t}")) for e in entries}
+    asked = {
+        (e["method"], e["path"].replace(str(graph.server_thread_id(config["configurable"]["thread_id"])), "{t}"))
+        for e in entries
+    }
     # The runs' own requests (state read before the resume, the start that
     # streams, the record read at the end, the rejoin that confirms it) and
     # the thread methods' requests.
@@ -199,7 +206,9 @@ def test_every_method_sends_the_credentials_on_every_request(auth_server: AuthSe
 
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("flavour", ["sync", "async"])
-def test_reconnects_through_a_cutting_proxy_carry_the_credentials(auth_server: AuthServer, alice: User, flavour: str) -> None:
+def test_reconnects_through_a_cutting_proxy_carry_the_credentials(
+    auth_server: AuthServer, alice: User, flavour: str
+) -> None:
     mark = auth_server.mark()
     with CuttingProxy(auth_server.url, cut_range=(400, 3000), seed=3) as proxy:
         graph = alice.graph(proxy.url, "ticks")
@@ -306,11 +315,15 @@ def test_a_wrong_token_fails_fast_with_the_servers_refusal(auth_server: AuthServ
     ["{token}\n", "{token}\r\n", " {token}", "{token}é"],
     ids=["trailing-newline", "crlf", "leading-space", "non-ascii"],
 )
-def test_a_token_http_cannot_carry_fails_when_the_graph_is_built(auth_server: AuthServer, alice: User, how: str, value: str) -> None:
+def test_a_token_http_cannot_carry_fails_when_the_graph_is_built(
+    auth_server: AuthServer, alice: User, how: str, value: str
+) -> None:
     mark = auth_server.mark()
     with pytest.raises(ValueError) as info:
         if how == "headers":
-            RemoteGraph("gate", url=auth_server.url, headers={"Authorization": value.format(token=f"Bearer {alice.token}")})
+            RemoteGraph(
+                "gate", url=auth_server.url, headers={"Authorization": value.format(token=f"Bearer {alice.token}")}
+            )
         else:
             RemoteGraph("gate", url=auth_server.url, api_key=value.format(token=alice.token))
     assert ("headers['Authorization']" if how == "headers" else "api_key") in str(info.value)
@@ -324,7 +337,9 @@ def test_a_token_http_cannot_carry_fails_when_the_graph_is_built(auth_server: Au
 
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("how", ["headers", "api_key"])
-def test_another_users_thread_is_out_of_reach_and_never_written(auth_server: AuthServer, alice: User, bob: User, how: str) -> None:
+def test_another_users_thread_is_out_of_reach_and_never_written(
+    auth_server: AuthServer, alice: User, bob: User, how: str
+) -> None:
     config = thread()
     owner = alice.graph(auth_server.url, "gate")
     assert owner.stream_events({"x": 1}, config, version="v3").interrupted
@@ -371,7 +386,9 @@ def local_gate() -> Any:
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("flavour", ["sync", "async"])
-def test_a_v3_resume_on_a_fresh_thread_runs_from_the_start_like_local(auth_server: AuthServer, alice: User, flavour: str) -> None:
+def test_a_v3_resume_on_a_fresh_thread_runs_from_the_start_like_local(
+    auth_server: AuthServer, alice: User, flavour: str
+) -> None:
     local, config = local_gate(), thread()
     expected = local.stream_events(Command(resume="yes"), config, version="v3")
     expected_values, expected_interrupts = list(expected.values), [i.value for i in expected.interrupts]
@@ -391,7 +408,9 @@ def test_a_v3_resume_on_a_fresh_thread_runs_from_the_start_like_local(auth_serve
 
 
 @pytest.mark.timeout(60)
-def test_an_invoke_resume_on_a_fresh_thread_runs_from_the_start_like_local(auth_server: AuthServer, alice: User) -> None:
+def test_an_invoke_resume_on_a_fresh_thread_runs_from_the_start_like_local(
+    auth_server: AuthServer, alice: User
+) -> None:
     expected = local_gate().invoke(Command(resume="yes"), thread())
     got = alice.graph(auth_server.url, "gate").invoke(Command(resume="yes"), thread())
     assert got["x"] == expected["x"] == 1 and [i.value for i in got["__interrupt__"]] == ["x is 1; go on?"]

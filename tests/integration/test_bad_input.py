@@ -129,23 +129,60 @@ CASES = [
     # C: bad input fails early, naming the problem.
     Case("config-str", "langgraph", WITH_CONFIG, TypeError, config=lambda: "abc", match="config"),
     Case("config-list", "langgraph", WITH_CONFIG, TypeError, config=lambda: [("thread_id", "t")], match="config"),
-    Case("configurable-str", "langgraph", WITH_CONFIG, TypeError, config=lambda: {"configurable": "t"}, match="configurable"),
+    Case(
+        "configurable-str",
+        "langgraph",
+        WITH_CONFIG,
+        TypeError,
+        config=lambda: {"configurable": "t"},
+        match="configurable",
+    ),
     # Thread ids that are not UUIDs are not bad input: they name threads, as
     # locally (see test_every_method_takes_a_thread_id_that_is_not_a_uuid).
-    Case("no-thread", "langgraph", frozenset({"state"}), ValueError, config=lambda: {"configurable": {}}, match="thread_id"),
+    Case(
+        "no-thread",
+        "langgraph",
+        frozenset({"state"}),
+        ValueError,
+        config=lambda: {"configurable": {}},
+        match="thread_id",
+    ),
     # Kept working: each fails with the library's error.
-    Case("unknown-assistant", "unknown", frozenset({"run", "server"}), RemoteCommandError, match="no-such-graph|assistant",
-         statuses=(404, 422)),
+    Case(
+        "unknown-assistant",
+        "unknown",
+        frozenset({"run", "server"}),
+        RemoteCommandError,
+        match="no-such-graph|assistant",
+        statuses=(404, 422),
+    ),
     # The SDK's transport retries a refused connection for about 7 s, so this
     # runs on one method of each family (the unit tests cover every method).
-    Case("server-down", "down", frozenset(), RemoteConnectionError,
-         also=frozenset({"invoke", "stream_events_v3", "get_state", "ainvoke", "astream_events_v3", "aget_graph"})),
-    Case("not-json", "langgraph", frozenset({"run"}), TypeError, also=frozenset({"update_state", "aupdate_state"}),
-         input={"x": object(), "log": []}, match="JSON serializable"),
-    Case("resume-nothing-pending", "langgraph", frozenset({"run"}),
-         # Every run method runs from the start, as a local graph does on a
-         # thread with no checkpoint, and node a finds no x: a KeyError, as locally.
-         KeyError, input=Command(resume="yes")),
+    Case(
+        "server-down",
+        "down",
+        frozenset(),
+        RemoteConnectionError,
+        also=frozenset({"invoke", "stream_events_v3", "get_state", "ainvoke", "astream_events_v3", "aget_graph"}),
+    ),
+    Case(
+        "not-json",
+        "langgraph",
+        frozenset({"run"}),
+        TypeError,
+        also=frozenset({"update_state", "aupdate_state"}),
+        input={"x": object(), "log": []},
+        match="JSON serializable",
+    ),
+    Case(
+        "resume-nothing-pending",
+        "langgraph",
+        frozenset({"run"}),
+        # Every run method runs from the start, as a local graph does on a
+        # thread with no checkpoint, and node a finds no x: a KeyError, as locally.
+        KeyError,
+        input=Command(resume="yes"),
+    ),
     Case("plain-http-server", "plain", ALL, RemoteCommandError, statuses=(404, 501)),
     # B: a server that never answers times out within the graph's timeouts.
     Case("silent-server", "silent", ALL, RemoteTimeoutError),
@@ -184,7 +221,9 @@ def thread_count(server_url: str) -> int:
 
 
 @pytest.fixture
-def graph_for(server_url: str, plain_url: str, request: pytest.FixtureRequest) -> Iterator[Callable[[str], RemoteGraph]]:
+def graph_for(
+    server_url: str, plain_url: str, request: pytest.FixtureRequest
+) -> Iterator[Callable[[str], RemoteGraph]]:
     made: list[RemoteGraph] = []
 
     def make(server: str) -> RemoteGraph:
@@ -192,8 +231,15 @@ def graph_for(server_url: str, plain_url: str, request: pytest.FixtureRequest) -
             silent = request.getfixturevalue("silent_server")
             graph = RemoteGraph("linear", url=silent.url, timeouts=SILENT)
         else:
-            url = {"langgraph": server_url, "unknown": server_url, "down": f"http://127.0.0.1:{free_port()}", "plain": plain_url}[server]
-            graph = RemoteGraph("no-such-graph" if server == "unknown" else "linear", url=url, timeouts=Timeouts(request=10, read=10))
+            url = {
+                "langgraph": server_url,
+                "unknown": server_url,
+                "down": f"http://127.0.0.1:{free_port()}",
+                "plain": plain_url,
+            }[server]
+            graph = RemoteGraph(
+                "no-such-graph" if server == "unknown" else "linear", url=url, timeouts=Timeouts(request=10, read=10)
+            )
         made.append(graph)
         return graph
 

@@ -20,8 +20,8 @@ from langgraph.types import Command
 
 from remote_graph import RemoteGraph
 from tests.integration.lanes import Lane, Scenarios, compare, lanes_server_url
-from tests.integration.test_classic_events import graphs_named_as_local
 from tests.integration.objects import in_task_order, objects, tool_of_event
+from tests.integration.test_classic_events import graphs_named_as_local
 
 pytestmark = pytest.mark.integration
 
@@ -115,7 +115,13 @@ def tool_interrupt_then_resume(lane: Lane) -> Any:
     paused = lane.invoke(graph, ask("send 5"), config)
     state = lane.state(graph, config)
     resumed = lane.stream(graph, Command(resume="yes"), config, stream_mode=["messages", "updates"])
-    return {"paused": paused, "interrupts": state.interrupts, "next": state.next, "resumed": resumed, "state": lane.state(graph, config).values}
+    return {
+        "paused": paused,
+        "interrupts": state.interrupts,
+        "next": state.next,
+        "resumed": resumed,
+        "state": lane.state(graph, config).values,
+    }
 
 
 @scenario
@@ -203,7 +209,13 @@ def parent_over_child_interrupt_and_resume_streamed(lane: Lane) -> Any:
     paused = lane.stream(parent, ask("hello"), config, stream_mode="messages", subgraphs=True)
     state = lane.state(parent, config)
     resumed = lane.stream(parent, Command(resume="yes"), config, stream_mode="messages", subgraphs=True)
-    return {"paused": paused, "interrupts": state.interrupts, "next": state.next, "resumed": resumed, "values": lane.state(parent, config).values}
+    return {
+        "paused": paused,
+        "interrupts": state.interrupts,
+        "next": state.next,
+        "resumed": resumed,
+        "values": lane.state(parent, config).values,
+    }
 
 
 @scenario

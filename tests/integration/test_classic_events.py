@@ -144,7 +144,10 @@ def events_v2_of_a_tool_interrupt_and_its_resume(lane: Lane) -> Any:
     async_only(lane)
     graph = lane.graph("react_ask")
     config = lane.thread()
-    return {"paused": lane.events(graph, ask("send 5"), config), "resumed": lane.events(graph, Command(resume="yes"), config)}
+    return {
+        "paused": lane.events(graph, ask("send 5"), config),
+        "resumed": lane.events(graph, Command(resume="yes"), config),
+    }
 
 
 @scenario
@@ -225,7 +228,7 @@ def graphs_named_as_local(remote: Any, local: Any) -> Any:
             return remote
         return {k: graphs_named_as_local(v, local.get(k)) for k, v in remote.items()}
     if isinstance(remote, list) and isinstance(local, list):
-        return [graphs_named_as_local(r, l) for r, l in zip(remote, local)] + remote[len(local) :]
+        return [graphs_named_as_local(r, lo) for r, lo in zip(remote, local)] + remote[len(local) :]
     return remote
 
 
@@ -266,7 +269,6 @@ def test_probe_the_root_run_is_named_as_the_remote_graph(server_url: str) -> Non
 
     assert asyncio.run(names(RemoteGraph("linear", url=server_url))) == {"linear"}
     assert asyncio.run(names(RemoteGraph("linear", url=server_url, name="LangGraph"))) == {"LangGraph"}
-
 
 
 def test_probe_v1_events_show_the_id_the_state_gave_a_tool_message(server_url: str) -> None:

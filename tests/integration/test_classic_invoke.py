@@ -31,7 +31,6 @@ SCENARIOS = Scenarios()
 scenario = SCENARIOS
 
 
-
 def ask(text: str = "compute") -> dict[str, Any]:
     """A fresh input: ``add_messages`` gives an input message its id in place."""
     return {"messages": [HumanMessage(text)]}
@@ -134,14 +133,22 @@ def invoke_resume(lane: Lane) -> Any:
     paused = lane.invoke(graph, GATE, config)
     resumed = lane.invoke(graph, Command(resume="yes"), config)
     again = lane.invoke(graph, {"x": 5, "answer": ""}, config)
-    return {"paused": paused, "resumed": resumed, "again": again, "v2": lane.invoke(graph, Command(resume="ok"), config, version="v2")}
+    return {
+        "paused": paused,
+        "resumed": resumed,
+        "again": again,
+        "v2": lane.invoke(graph, Command(resume="ok"), config, version="v2"),
+    }
 
 
 @scenario
 def invoke_resume_in_a_subgraph(lane: Lane) -> Any:
     graph = lane.graph("subask")
     config = lane.thread()
-    return {"paused": lane.invoke(graph, GATE, config), "resumed": lane.invoke(graph, Command(resume="inner-yes"), config)}
+    return {
+        "paused": lane.invoke(graph, GATE, config),
+        "resumed": lane.invoke(graph, Command(resume="inner-yes"), config),
+    }
 
 
 @scenario
@@ -195,7 +202,9 @@ def invoke_debug_prints_as_locally(lane: Lane) -> Any:
 def invoke_print_mode_prints_as_locally(lane: Lane) -> Any:
     out = {}
     for mode in ("updates", ("values", "custom")):
-        result, text = with_stdout(lambda mode=mode: lane.invoke(lane.graph("custom"), {"n": 2, "results": []}, print_mode=mode))
+        result, text = with_stdout(
+            lambda mode=mode: lane.invoke(lane.graph("custom"), {"n": 2, "results": []}, print_mode=mode)
+        )
         out[str(mode)] = {"result": result, "printed": "\n".join(sorted(text.splitlines()))}
     return out
 

@@ -38,7 +38,9 @@ def ask(text: str) -> dict[str, Any]:
 
 def at(config: dict[str, Any], snapshot: Any) -> dict[str, Any]:
     """``config``'s thread at ``snapshot``'s checkpoint."""
-    return {"configurable": {**config["configurable"], "checkpoint_id": snapshot.config["configurable"]["checkpoint_id"]}}
+    return {
+        "configurable": {**config["configurable"], "checkpoint_id": snapshot.config["configurable"]["checkpoint_id"]}
+    }
 
 
 # --- get_state --------------------------------------------------------------------------
@@ -114,7 +116,11 @@ def state_after_a_failure(lane: Lane) -> Any:
 def state_of_a_thread_that_does_not_exist(lane: Lane) -> Any:
     graph = lane.graph("linear")
     config = lane.thread()
-    return {"state": lane.state(graph, config), "history": lane.history(graph, config), "limited": lane.history(graph, config, limit=2)}
+    return {
+        "state": lane.state(graph, config),
+        "history": lane.history(graph, config),
+        "limited": lane.history(graph, config, limit=2),
+    }
 
 
 @scenario
@@ -175,7 +181,12 @@ def update_state_as_node_then_continue(lane: Lane) -> Any:
     lane.invoke(graph, LINEAR, interrupt_before=["b"], config=config)
     written = lane.update_state(graph, config, {"x": 5, "log": ["edited"]}, as_node="a")
     state = lane.state(graph, config)
-    return {"written": written, "state": state, "continued": lane.invoke(graph, None, config), "history": lane.history(graph, config, limit=3)}
+    return {
+        "written": written,
+        "state": state,
+        "continued": lane.invoke(graph, None, config),
+        "history": lane.history(graph, config, limit=3),
+    }
 
 
 @scenario

@@ -83,7 +83,9 @@ def merged_messages(pairs: list[Any]) -> list[Any]:
     for message, _ in pairs:
         if isinstance(message, AIMessageChunk):
             merged[message.id] = merged[message.id] + message if message.id in merged else message
-    return [{"tool_calls": m.tool_calls, "content": m.content, "invalid": m.invalid_tool_calls} for m in merged.values()]
+    return [
+        {"tool_calls": m.tool_calls, "content": m.content, "invalid": m.invalid_tool_calls} for m in merged.values()
+    ]
 
 
 # --- one mode at a time ----------------------------------------------------------------
@@ -122,7 +124,10 @@ def stream_messages_of_a_prebuilt_agent(lane: Lane) -> Any:
 @scenario
 def stream_messages_of_returned_messages(lane: Lane) -> Any:
     # toolflow's agent returns its tool call without streaming it; bare_agent streams nothing.
-    return {name: lane.stream(lane.graph(name), ask(), stream_mode="messages") for name in ("toolflow", "bare_agent", "agent")}
+    return {
+        name: lane.stream(lane.graph(name), ask(), stream_mode="messages")
+        for name in ("toolflow", "bare_agent", "agent")
+    }
 
 
 @scenario
@@ -130,23 +135,36 @@ def stream_custom(lane: Lane) -> Any:
     ticks = lane.stream(lane.graph("ticks"), {"n": 5, "turns": []}, stream_mode="custom")
     fanned = lane.stream(lane.graph("custom"), {"n": 3, "results": []}, stream_mode="custom")
     # The three workers run side by side: their events come in any order.
-    return {"ticks": ticks, "plan": [e for e in fanned if "i" in e], "workers": sorted(e["worker"] for e in fanned if "worker" in e)}
+    return {
+        "ticks": ticks,
+        "plan": [e for e in fanned if "i" in e],
+        "workers": sorted(e["worker"] for e in fanned if "worker" in e),
+    }
 
 
 @scenario
 def stream_debug(lane: Lane) -> Any:
-    return {name: lane.stream(lane.graph(name), GATE if name == "gate" else LINEAR, stream_mode="debug") for name in ("linear", "gate")}
+    return {
+        name: lane.stream(lane.graph(name), GATE if name == "gate" else LINEAR, stream_mode="debug")
+        for name in ("linear", "gate")
+    }
 
 
 @scenario
 def stream_tasks(lane: Lane) -> Any:
     # boom's task result carries its error, then the stream raises it.
-    return {name: lane.stream_caught(lane.graph(name), GATE if name == "gate" else LINEAR, stream_mode="tasks") for name in ("linear", "gate", "boom")}
+    return {
+        name: lane.stream_caught(lane.graph(name), GATE if name == "gate" else LINEAR, stream_mode="tasks")
+        for name in ("linear", "gate", "boom")
+    }
 
 
 @scenario
 def stream_checkpoints(lane: Lane) -> Any:
-    return {name: lane.stream(lane.graph(name), GATE if name == "gate" else LINEAR, stream_mode="checkpoints") for name in ("linear", "gate")}
+    return {
+        name: lane.stream(lane.graph(name), GATE if name == "gate" else LINEAR, stream_mode="checkpoints")
+        for name in ("linear", "gate")
+    }
 
 
 # --- lists of modes, subgraphs, v2 parts --------------------------------------------------------
@@ -156,7 +174,11 @@ def stream_checkpoints(lane: Lane) -> Any:
 def stream_a_list_of_modes(lane: Lane) -> Any:
     react = lane.stream(lane.graph("react"), ask(), stream_mode=["values", "updates", "messages", "custom"])
     linear = lane.stream(lane.graph("linear"), LINEAR, stream_mode=["updates", "values", "checkpoints", "tasks"])
-    return {"react": tools_in_order(react, modes=True), "linear": linear, "one": lane.stream(lane.graph("linear"), LINEAR, stream_mode=["values"])}
+    return {
+        "react": tools_in_order(react, modes=True),
+        "linear": linear,
+        "one": lane.stream(lane.graph("linear"), LINEAR, stream_mode=["values"]),
+    }
 
 
 @scenario
@@ -191,7 +213,9 @@ def stream_v2_parts(lane: Lane) -> Any:
         "linear": lane.stream(lane.graph("linear"), LINEAR, stream_mode=["values", "updates"], version="v2"),
         "single": lane.stream(lane.graph("linear"), LINEAR, stream_mode="updates", version="v2"),
         "chat": lane.stream(lane.graph("chat"), ask(), stream_mode="messages", version="v2"),
-        "nested": lane.stream(lane.graph("nested"), LINEAR, stream_mode=["values", "updates"], subgraphs=True, version="v2"),
+        "nested": lane.stream(
+            lane.graph("nested"), LINEAR, stream_mode=["values", "updates"], subgraphs=True, version="v2"
+        ),
         "custom": lane.stream(lane.graph("ticks"), {"n": 3, "turns": []}, stream_mode="custom", version="v2"),
     }
 
@@ -200,7 +224,9 @@ def stream_v2_parts(lane: Lane) -> Any:
 def stream_v2_interrupts_on_values_parts(lane: Lane) -> Any:
     return {
         "gate": lane.stream(lane.graph("gate"), GATE, stream_mode=["values", "updates"], version="v2"),
-        "subask": lane.stream(lane.graph("subask"), GATE, stream_mode=["values", "updates"], subgraphs=True, version="v2"),
+        "subask": lane.stream(
+            lane.graph("subask"), GATE, stream_mode=["values", "updates"], subgraphs=True, version="v2"
+        ),
     }
 
 
@@ -260,14 +286,21 @@ def stream_resume_in_a_subgraph(lane: Lane) -> Any:
     graph = lane.graph("subask")
     config = lane.thread()
     paused = lane.stream(graph, GATE, config, stream_mode="updates", subgraphs=True)
-    return {"paused": paused, "resumed": lane.stream(graph, Command(resume="inner"), config, stream_mode=["values", "updates"], subgraphs=True)}
+    return {
+        "paused": paused,
+        "resumed": lane.stream(
+            graph, Command(resume="inner"), config, stream_mode=["values", "updates"], subgraphs=True
+        ),
+    }
 
 
 @scenario
 def stream_node_error(lane: Lane) -> Any:
     """What came before the failure, then the node's own exception."""
     graph = lane.graph("boom")
-    return {mode: lane.stream_caught(graph, LINEAR, stream_mode=mode) for mode in ("values", "updates", "debug", "tasks")}
+    return {
+        mode: lane.stream_caught(graph, LINEAR, stream_mode=mode) for mode in ("values", "updates", "debug", "tasks")
+    }
 
 
 # --- leaving early ------------------------------------------------------------------------------
@@ -278,7 +311,9 @@ def stream_break_after_a_few_chunks(lane: Lane) -> Any:
     return {
         "values": lane.stream_until(lane.graph("linear"), LINEAR, lane.thread(), 2, stream_mode="values"),
         "messages": lane.stream_until(lane.graph("chat"), ask(), lane.thread(), 3, stream_mode="messages"),
-        "modes": lane.stream_until(lane.graph("nested"), LINEAR, lane.thread(), 3, stream_mode=["updates", "values"], subgraphs=True),
+        "modes": lane.stream_until(
+            lane.graph("nested"), LINEAR, lane.thread(), 3, stream_mode=["updates", "values"], subgraphs=True
+        ),
     }
 
 

@@ -234,7 +234,10 @@ def child_failure_fails_the_parent(lane: Lane) -> Any:
 
 # --- 6. subagent identity ---------------------------------------------------------------
 
-CALLS = [{"id": "call_a", "name": "research", "args": {"topic": "ab"}}, {"id": "call_b", "name": "research", "args": {"topic": "abcd"}}]
+CALLS = [
+    {"id": "call_a", "name": "research", "args": {"topic": "ab"}},
+    {"id": "call_b", "name": "research", "args": {"topic": "abcd"}},
+]
 
 
 def tool_fanout_parent(lane: Lane, sub: Any) -> Any:
@@ -246,7 +249,9 @@ def tool_fanout_parent(lane: Lane, sub: Any) -> Any:
     async def aresearch(topic: str) -> str:
         return f"{topic}:{(await sub.ainvoke({'x': len(topic), 'log': []}))['x']}"
 
-    tool = StructuredTool.from_function(func=research, coroutine=aresearch, name="research", description="Research a topic.")
+    tool = StructuredTool.from_function(
+        func=research, coroutine=aresearch, name="research", description="Research a topic."
+    )
 
     def agent(state: dict[str, Any]) -> dict[str, Any]:
         done = any(isinstance(m, ToolMessage) for m in state["messages"])
@@ -257,7 +262,10 @@ def tool_fanout_parent(lane: Lane, sub: Any) -> Any:
         last = state["messages"][-1]
         if not getattr(last, "tool_calls", None):
             return END
-        return [Send("tools", {"__type": "tool_call_with_context", "tool_call": call, "state": state}) for call in last.tool_calls]
+        return [
+            Send("tools", {"__type": "tool_call_with_context", "tool_call": call, "state": state})
+            for call in last.tool_calls
+        ]
 
     g = StateGraph(graphs.ChatState)
     g.add_node("agent", agent)
@@ -276,7 +284,10 @@ def tool_spawned_children_are_attributed_to_their_tool_calls(lane: Lane) -> Any:
     started = {}
     for event in lane.collect(run, "lifecycle"):
         if event["event"] == "started":
-            started[tuple(event["namespace"])] = (event.get("graph_name"), (event.get("cause") or {}).get("tool_call_id"))
+            started[tuple(event["namespace"])] = (
+                event.get("graph_name"),
+                (event.get("cause") or {}).get("tool_call_id"),
+            )
     by_call = sorted((name, call) for name, call in started.values())
     tools = [m.content for m in lane.output(run)["messages"] if isinstance(m, ToolMessage)]
     return {"started": by_call, "tool_results": sorted(tools)}
@@ -300,7 +311,9 @@ def tool_spawned_child_cause_matches_its_own_output(lane: Lane) -> Any:
             return events, {tuple(h.path): (await h.output())["x"] async for h in handles}
 
         events, outputs = lane.call(go)
-    cause = {tuple(e["namespace"]): e["cause"]["tool_call_id"] for e in events if e["event"] == "started" and e.get("cause")}
+    cause = {
+        tuple(e["namespace"]): e["cause"]["tool_call_id"] for e in events if e["event"] == "started" and e.get("cause")
+    }
     # Each child's own output must belong to the tool call that spawned it.
     return sorted((cause.get(ns), x) for ns, x in outputs.items())
 
@@ -308,7 +321,9 @@ def tool_spawned_child_cause_matches_its_own_output(lane: Lane) -> Any:
 # --- 3. checkpoint coordinates ---------------------------------------------------------
 
 
-def coordinate_case(lane: Lane, make_config: Callable[[str], Any], with_config: Any = None, child_thread: str | None = None) -> Any:
+def coordinate_case(
+    lane: Lane, make_config: Callable[[str], Any], with_config: Any = None, child_thread: str | None = None
+) -> Any:
     """Two parent turns whose node invokes the child with ``make_config(parent_thread)``;
     with ``child_thread``, the child's own state on it is read back after each turn."""
     saver = InMemorySaver()
@@ -376,7 +391,10 @@ def coordinates_4_non_coordinate_key_keeps_the_ambient(lane: Lane) -> Any:
 def coordinates_5_with_config_merges_with_an_invoke_thread(lane: Lane) -> Any:
     thread = str(uuid.uuid4())
     return coordinate_case(
-        lane, lambda parent: {"configurable": {"thread_id": thread}}, with_config={"configurable": {"ls_agent_type": "root"}}, child_thread=thread
+        lane,
+        lambda parent: {"configurable": {"thread_id": thread}},
+        with_config={"configurable": {"ls_agent_type": "root"}},
+        child_thread=thread,
     )
 
 

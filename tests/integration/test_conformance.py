@@ -244,7 +244,11 @@ def subgraph_interrupt_lifecycle_and_resume(lane: Lane) -> Any:
     run = lane.start(graph, GATE, config)
     lifecycle = norm(lane.collect(run, "lifecycle"))
     resumed = lane.start(graph, Command(resume="inner-yes"), config)
-    return {"lifecycle": lifecycle, "resumed_lifecycle": norm(lane.collect(resumed, "lifecycle")), "output": lane.output(resumed)}
+    return {
+        "lifecycle": lifecycle,
+        "resumed_lifecycle": norm(lane.collect(resumed, "lifecycle")),
+        "output": lane.output(resumed),
+    }
 
 
 # --- errors ----------------------------------------------------------------------

@@ -114,7 +114,9 @@ def invoke_with_context_and_configurable(lane: Lane) -> Any:
 def stream_v1_and_v2_with_context(lane: Lane) -> Any:
     graph = lane.graph("context")
     v1 = stream(lane, graph, EMPTY, config(lane, tier="gold"), context=ADA, stream_mode="values")
-    v2 = stream(lane, graph, EMPTY, config(lane), context=graphs.Settings(user="bo"), stream_mode=["updates"], version="v2")
+    v2 = stream(
+        lane, graph, EMPTY, config(lane), context=graphs.Settings(user="bo"), stream_mode=["updates"], version="v2"
+    )
     return {"v1": v1, "v2": [{"type": p["type"], "data": p["data"]} for p in v2]}
 
 

@@ -76,7 +76,7 @@ def assert_ticks(custom: list[Any], n: int, where: str) -> None:
     pytest.fail(
         f"{where}: {len(seen)} custom events for {n}; {len(missing)} missing (first {missing[:5]}), "
         f"{len(duplicated)} duplicated (first {duplicated[:5]}), first wrong at position {first_wrong}: "
-        f"{seen[first_wrong:first_wrong + 5]}"
+        f"{seen[first_wrong : first_wrong + 5]}"
     )
 
 
@@ -316,7 +316,12 @@ def test_cutting_proxy_cuts_event_streams_only(server_url: str) -> None:
     direct = httpx.Client(base_url=server_url, timeout=30)
     thread_id = str(uuid.uuid4())
     direct.post("/threads", json={"thread_id": thread_id}).raise_for_status()
-    body = {"assistant_id": "ticks", "input": {"n": 2000}, "stream_mode": ["custom", "values"], "stream_resumable": True}
+    body = {
+        "assistant_id": "ticks",
+        "input": {"n": 2000},
+        "stream_mode": ["custom", "values"],
+        "stream_resumable": True,
+    }
     run_id = direct.post(f"/threads/{thread_id}/runs", json=body).json()["run_id"]
     direct.get(f"/threads/{thread_id}/runs/{run_id}/join").raise_for_status()
     stream_path, replay = f"/threads/{thread_id}/runs/{run_id}/stream", {"Last-Event-ID": "0"}
@@ -460,7 +465,9 @@ def test_pause_with_idless_messages_ends_within_a_second(server_url: str, drive:
     print(f"\n{drive.flavour}: {count} events, first event to end {end - first:.3f}s")
     assert count > 0 and end - first < 1.0
     assert drive.interrupted(run) is True
-    assert [i.value for i in drive.interrupts(run)] == [i.value for i in reference.interrupts] == [{"question": "go on?"}]
+    assert (
+        [i.value for i in drive.interrupts(run)] == [i.value for i in reference.interrupts] == [{"question": "go on?"}]
+    )
     assert norm(drive.output(run)) == norm(reference.output)
 
 

@@ -91,7 +91,7 @@ def test_four_threads_with_their_own_loops_use_one_graph_at_once(server_url: str
 def test_a_loops_clients_close_with_it_and_leave_no_socket(server_url: str) -> None:
     graph = RemoteGraph("linear", url=server_url)
 
-    async def run_and_keep_client() -> Any:
+    async def run_and_keep_client(graph: RemoteGraph) -> Any:
         assert await ainvoke(graph) == DONE
         assert await v3_output(graph) == DONE
         return graph.client
@@ -99,8 +99,8 @@ def test_a_loops_clients_close_with_it_and_leave_no_socket(server_url: str) -> N
     gc.collect()  # what earlier tests left for the collector is theirs, not this graph's
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)
-        first = asyncio.run(asyncio.wait_for(run_and_keep_client(), 30))
-        second = asyncio.run(asyncio.wait_for(run_and_keep_client(), 30))
+        first = asyncio.run(asyncio.wait_for(run_and_keep_client(graph), 30))
+        second = asyncio.run(asyncio.wait_for(run_and_keep_client(graph), 30))
         graph.sync_client.close()  # type: ignore[union-attr]
         del graph
         gc.collect()

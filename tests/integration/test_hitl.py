@@ -29,7 +29,12 @@ def snap(state: Any) -> dict[str, Any]:
 
 def outcome(lane: Lane, run: Any) -> dict[str, Any]:
     events = [norm_event(e) for e in lane.collect(run, "events")]
-    return {"events": events, "output": lane.output(run), "interrupted": lane.interrupted(run), "interrupts": norm(lane.interrupts(run))}
+    return {
+        "events": events,
+        "output": lane.output(run),
+        "interrupted": lane.interrupted(run),
+        "interrupts": norm(lane.interrupts(run)),
+    }
 
 
 # --- 1. interrupts (root, subgraph and parallel ones live in test_conformance) --
@@ -241,7 +246,11 @@ def durability_exit_keeps_the_final_state(lane: Lane) -> Any:
     graph = lane.graph("linear")
     config = lane.thread()
     run = lane.start(graph, LINEAR, config, durability="exit")
-    return {"run": outcome(lane, run), "state": snap(lane.state(graph, config)), "steps": len(lane.history(graph, config))}
+    return {
+        "run": outcome(lane, run),
+        "state": snap(lane.state(graph, config)),
+        "steps": len(lane.history(graph, config)),
+    }
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))

@@ -88,7 +88,9 @@ def test_aborting_an_async_parent_cancels_the_remote_child_run(server_url: str) 
 
     async def go() -> str:
         parent = parent_with(RemoteGraph("slow", url=server_url), graphs.LinearState)
-        run = await parent.astream_events({"x": 50, "log": []}, {"configurable": {"thread_id": parent_thread}}, version="v3")
+        run = await parent.astream_events(
+            {"x": 50, "log": []}, {"configurable": {"thread_id": parent_thread}}, version="v3"
+        )
         async for event in run:
             if event["params"]["namespace"]:
                 ns = event["params"]["namespace"][0]

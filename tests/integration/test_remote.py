@@ -168,13 +168,17 @@ def test_enqueue_on_a_busy_thread_waits_for_the_first_run(server_url: str) -> No
 
 
 @pytest.mark.parametrize("strategy, first_status", [("interrupt", "interrupted"), ("rollback", None)])
-def test_interrupt_and_rollback_cancel_the_running_run(server_url: str, strategy: str, first_status: str | None) -> None:
+def test_interrupt_and_rollback_cancel_the_running_run(
+    server_url: str, strategy: str, first_status: str | None
+) -> None:
     graph, config, first = busy_thread(server_url)
     second = graph.stream_events({"x": 1, "log": []}, config, version="v3", multitask_strategy=strategy)
     # The first run never wrote its update, so the second one starts from the input alone.
     assert second.output == {"x": 1, "log": ["ticked"]}
     assert first.wait() == "cancelled"
-    runs = {r["run_id"]: r["status"] for r in get_sync_client(url=server_url).runs.list(config["configurable"]["thread_id"])}
+    runs = {
+        r["run_id"]: r["status"] for r in get_sync_client(url=server_url).runs.list(config["configurable"]["thread_id"])
+    }
     assert runs.get(str(first.run_id)) == first_status  # rollback deletes the run
 
 

@@ -18,7 +18,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.types import Command
 from langgraph_sdk import get_sync_client
 
-from remote_graph import THREAD_ID_NAMESPACE, RemoteCommandError, RemoteGraph
+from remote_graph import THREAD_ID_NAMESPACE, RemoteGraph
 from tests.conftest import shared_thread_param
 from tests.integration.lanes import GATE, LINEAR, Lane, Scenarios, compare, norm, norm_event
 
@@ -71,7 +71,12 @@ def stream(lane: Lane, graph: Any, input: Any, config: Any, **kwargs: Any) -> li
 
 def outcome(lane: Lane, run: Any) -> dict[str, Any]:
     events = [norm_event(e) for e in lane.collect(run, "events")]
-    return {"events": events, "output": lane.output(run), "interrupted": lane.interrupted(run), "interrupts": norm(lane.interrupts(run))}
+    return {
+        "events": events,
+        "output": lane.output(run),
+        "interrupted": lane.interrupted(run),
+        "interrupts": norm(lane.interrupts(run)),
+    }
 
 
 # --- scenarios ---------------------------------------------------------------------
@@ -192,11 +197,15 @@ def test_ids_a_url_would_mangle_name_threads_as_they_do_locally(server_url: str,
     assert snapshot.values == run.output and threads_of(snapshot) == {name}
 
 
-def test_an_error_about_a_named_thread_names_it(server_url: str) -> None:
+def test_a_named_thread_never_used_reads_as_empty_under_its_name(server_url: str) -> None:
+    # The server answers 404 ("Thread with ID <uuid> not found"); a local graph
+    # reads a thread it never ran as empty, and so does this one, by its name.
     name = named("never used")
-    with pytest.raises(RemoteCommandError, match=f"thread_id '{name}'") as info:
-        RemoteGraph("linear", url=server_url).get_state(on(name))
-    assert info.value.status == 404
+    graph = RemoteGraph("linear", url=server_url)
+    snapshot = graph.get_state(on(name))
+    assert (snapshot.values, snapshot.next, snapshot.tasks) == ({}, (), ())
+    assert snapshot.config["configurable"]["thread_id"] == name
+    assert list(graph.get_state_history(on(name))) == []
 
 
 def test_a_readable_child_thread_is_mapped_like_any_thread_id(server_url: str) -> None:

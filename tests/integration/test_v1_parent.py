@@ -68,7 +68,12 @@ def seg(value: Any) -> Any:
 
 
 def message(m: BaseMessage) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": type(m).__name__, "content": m.content, "response_metadata": m.response_metadata, "has_id": bool(m.id)}
+    out: dict[str, Any] = {
+        "type": type(m).__name__,
+        "content": m.content,
+        "response_metadata": m.response_metadata,
+        "has_id": bool(m.id),
+    }
     if getattr(m, "tool_calls", None):
         out["tool_calls"] = [(c["name"], c["args"], c["id"]) for c in m.tool_calls]  # type: ignore[attr-defined]
     if getattr(m, "tool_call_id", None):
@@ -91,7 +96,12 @@ def merged(parts: list[tuple[tuple[str, ...], str, Any]]) -> list[Any]:
     for ns, mode, data in parts:
         if mode == "messages" and isinstance(data[0], AIMessageChunk):
             last = out[-1] if out else None
-            if last is not None and last[1] == "messages" and isinstance(last[2][0], AIMessageChunk) and last[2][0].id == data[0].id:
+            if (
+                last is not None
+                and last[1] == "messages"
+                and isinstance(last[2][0], AIMessageChunk)
+                and last[2][0].id == data[0].id
+            ):
                 out[-1] = (ns, mode, (last[2][0] + data[0], last[2][1]))
                 continue
         out.append((ns, mode, data))
@@ -114,7 +124,10 @@ def normal(ns: tuple[str, ...], mode: str, data: Any) -> dict[str, Any]:
 
 @scenario
 def invoke_returns_string_content(lane: Lane) -> Any:
-    return {name: [message(m) for m in invoke(lane, parent_of(child(lane, name)), ASK)["messages"]] for name in ("chat", "agent")}
+    return {
+        name: [message(m) for m in invoke(lane, parent_of(child(lane, name)), ASK)["messages"]]
+        for name in ("chat", "agent")
+    }
 
 
 @scenario
@@ -142,7 +155,9 @@ def stream_messages_tokens_of_a_child(lane: Lane) -> Any:
     for subgraphs in (False, True):
         parts = stream(lane, g, ASK, stream_mode="messages", subgraphs=subgraphs)
         rows = [(p[0], p[1]) if subgraphs else ((), p) for p in parts]
-        out[str(subgraphs)] = [{"ns": [seg(s) for s in ns], "message": message(m), "meta": meta(md)} for ns, (m, md) in rows]
+        out[str(subgraphs)] = [
+            {"ns": [seg(s) for s in ns], "message": message(m), "meta": meta(md)} for ns, (m, md) in rows
+        ]
     return out
 
 

@@ -153,7 +153,9 @@ def test_probe_the_server_lists_no_transformer_channels(server_url: str) -> None
         ]
     text = str(answers)
     assert "critic" in text  # the answers do describe the graph...
-    assert "node_trail" not in text and "NodeTrail" not in text and "transformer" not in text.lower()  # ...not its channels
+    assert (
+        "node_trail" not in text and "NodeTrail" not in text and "transformer" not in text.lower()
+    )  # ...not its channels
 
 
 def test_probe_what_the_wire_carries_of_nodes_and_returned_messages(server_url: str) -> None:

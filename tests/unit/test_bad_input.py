@@ -165,7 +165,12 @@ def silent() -> Iterator[SilentServer]:
 @pytest.mark.parametrize(("name", "call", "_"), CALLS + CONFIG_ONLY_CALLS, ids=ids(CALLS + CONFIG_ONLY_CALLS))
 @pytest.mark.parametrize(
     ("config", "named"),
-    [("abc", "config"), (["thread"], "config"), ({"configurable": "abc"}, "configurable"), ({"metadata": 1}, "metadata")],
+    [
+        ("abc", "config"),
+        (["thread"], "config"),
+        ({"configurable": "abc"}, "configurable"),
+        ({"metadata": 1}, "metadata"),
+    ],
     ids=["str", "list", "configurable-str", "metadata-int"],
 )
 def test_a_config_that_is_not_a_mapping_is_a_type_error_naming_it(
@@ -187,7 +192,9 @@ def _not_found(request: httpx.Request) -> httpx.Response:
     [("user-42", "user-42"), (".", "."), ("..", ".."), ("", ""), ("a/b", "a/b"), ("../runs", "../runs"), (5, "5")],
     ids=["name", "dot", "dotdot", "empty", "slash", "dotdot-slash", "int"],
 )
-def test_a_thread_id_that_is_not_a_uuid_is_sent_as_its_uuid5(name: str, call: Call, _: bool, thread_id: Any, named: str) -> None:
+def test_a_thread_id_that_is_not_a_uuid_is_sent_as_its_uuid5(
+    name: str, call: Call, _: bool, thread_id: Any, named: str
+) -> None:
     # Locally each of these names a thread (str(thread_id)); the server takes
     # only UUIDs, so every method addresses the name's UUID5, and no id can
     # reach the URL path mangled (a dot segment, an empty or split segment).
@@ -202,7 +209,11 @@ def test_a_thread_id_that_is_not_a_uuid_is_sent_as_its_uuid5(name: str, call: Ca
 
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize(("name", "call", "_"), CALLS, ids=ids(CALLS))
-@pytest.mark.parametrize("thread_id", [THREAD, THREAD.upper(), "{" + THREAD + "}", THREAD.replace("-", "")], ids=["canonical", "upper", "braces", "hex"])
+@pytest.mark.parametrize(
+    "thread_id",
+    [THREAD, THREAD.upper(), "{" + THREAD + "}", THREAD.replace("-", "")],
+    ids=["canonical", "upper", "braces", "hex"],
+)
 def test_a_uuid_thread_id_is_sent_as_itself(name: str, call: Call, _: bool, thread_id: str) -> None:
     server = MockServer(_not_found)
     with pytest.raises(RemoteCommandError):
@@ -214,7 +225,9 @@ def test_a_uuid_thread_id_is_sent_as_itself(name: str, call: Call, _: bool, thre
 
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize(("name", "call", "_"), CALLS, ids=ids(CALLS))
-def test_a_map_that_returns_no_uuid_is_refused_before_sending(nothing_sent: MockServer, name: str, call: Call, _: bool) -> None:
+def test_a_map_that_returns_no_uuid_is_refused_before_sending(
+    nothing_sent: MockServer, name: str, call: Call, _: bool
+) -> None:
     with pytest.raises(ValueError, match="map_thread_id must return a UUID.*'user-42'"):
         call(nothing_sent.graph(map_thread_id=lambda thread_id: f"x-{thread_id}"), on_thread("user-42"))
 
@@ -238,7 +251,8 @@ def test_a_thread_id_in_the_graphs_own_config_is_mapped_like_any_other() -> None
     with pytest.raises(RemoteCommandError):
         graph.with_config({"configurable": {"thread_id": ".."}}).invoke(INPUT)
     assert [r.url.path.split("/")[2] for r in thread_requests(server)] == [
-        str(uuid5(THREAD_ID_NAMESPACE, "user-42")), str(uuid5(THREAD_ID_NAMESPACE, "..")),
+        str(uuid5(THREAD_ID_NAMESPACE, "user-42")),
+        str(uuid5(THREAD_ID_NAMESPACE, "..")),
     ]
     # A map that returns no UUID fails at construction, and in with_config.
     with pytest.raises(ValueError, match="map_thread_id must return a UUID"):
@@ -353,9 +367,16 @@ def test_a_server_that_never_answers_times_out_within_the_graphs_timeouts(
 def test_an_unknown_checkpoint_reads_as_an_empty_snapshot_like_local(flavour: str) -> None:
     # What the server answers for a checkpoint id it does not have.
     empty: dict[str, Any] = {
-        "values": {}, "next": [], "tasks": [], "metadata": None, "created_at": None,
+        "values": {},
+        "next": [],
+        "tasks": [],
+        "metadata": None,
+        "created_at": None,
         "checkpoint": {"checkpoint_id": "garbage", "thread_id": THREAD},
-        "parent_checkpoint": None, "interrupts": [], "checkpoint_id": "garbage", "parent_checkpoint_id": None,
+        "parent_checkpoint": None,
+        "interrupts": [],
+        "checkpoint_id": "garbage",
+        "parent_checkpoint_id": None,
     }
     graph = MockServer(lambda request: httpx.Response(200, json=empty)).graph()
     config: Any = on_thread(checkpoint_id="garbage")

@@ -22,7 +22,9 @@ def start(input, state=None, **kw):  # type: ignore[no-untyped-def]
 
 
 def test_a_run_starts_through_the_runs_api_marked_for_v3_events() -> None:
-    req = start({"messages": [HumanMessage("hi")]}, metadata={"k": 1}, multitask_strategy="reject", interrupt_before=["b"])
+    req = start(
+        {"messages": [HumanMessage("hi")]}, metadata={"k": 1}, multitask_strategy="reject", interrupt_before=["b"]
+    )
     assert (req.method, req.path) == ("POST", "/threads/t/runs/stream")
     body = req.json
     # The configurable (the v3 marker with it) travels in ``checkpoint``, merged
@@ -82,7 +84,9 @@ def test_resume_by_id_map_and_ambiguity() -> None:
 STATE_DONE = {"values": {"x": 2}, "tasks": [], "interrupts": [], "checkpoint": {"checkpoint_id": "c1"}}
 
 
-@pytest.mark.parametrize("state", [None, {"values": {}, "tasks": [], "checkpoint": None}], ids=["no thread", "never ran"])
+@pytest.mark.parametrize(
+    "state", [None, {"values": {}, "tasks": [], "checkpoint": None}], ids=["no thread", "never ran"]
+)
 def test_a_resume_on_a_thread_with_no_checkpoint_runs_from_the_start(state: dict[str, object] | None) -> None:
     # Locally, ``Command(resume=...)`` on a thread with no checkpoint runs the
     # graph from the start, as an empty input does: no error, nothing resumed.
@@ -116,7 +120,17 @@ def test_run_options_refuse_what_would_be_dropped() -> None:
 
 def test_wire_config_keeps_checkpoint_id_and_drops_process_local_keys() -> None:
     thread, config, given = wire_config(
-        {"configurable": {"thread_id": "t", "checkpoint_id": "c", "checkpoint_ns": "x", "__pregel_send": object(), "user": 1}, "callbacks": [object()], "tags": ["a"]}
+        {
+            "configurable": {
+                "thread_id": "t",
+                "checkpoint_id": "c",
+                "checkpoint_ns": "x",
+                "__pregel_send": object(),
+                "user": 1,
+            },
+            "callbacks": [object()],
+            "tags": ["a"],
+        }
     )
     # A thread id that is not a UUID is sent as the UUID it maps to.
     assert (thread, given) == (str(uuid5(THREAD_ID_NAMESPACE, "t")), True)

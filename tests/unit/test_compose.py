@@ -27,7 +27,7 @@ from tests.conftest import APP
 ROOT = APP.parent
 COMPOSE = ROOT / "compose"
 REGENERATE = (
-    "python -c \"from remote_graph._dockerimage import render_dockerfile; "
+    'python -c "from remote_graph._dockerimage import render_dockerfile; '
     "print(render_dockerfile('app/langgraph.json'), end='')\" > compose/Dockerfile"
 )
 

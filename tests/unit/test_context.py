@@ -47,7 +47,12 @@ def test_a_context_with_no_json_object_form_is_refused(bad: Any) -> None:
 def test_the_configurable_travels_in_checkpoint_beside_the_context() -> None:
     body = {"config": {"configurable": {"tier": "gold", "user": "bob"}, "tags": ["t"]}, "checkpoint_id": "c"}
     out = place_configurable(body, {"user": "ada"})
-    assert out == {"config": {"tags": ["t"]}, "checkpoint": {"tier": "gold", "user": "bob"}, "checkpoint_id": "c", "context": {"user": "ada"}}
+    assert out == {
+        "config": {"tags": ["t"]},
+        "checkpoint": {"tier": "gold", "user": "bob"},
+        "checkpoint_id": "c",
+        "context": {"user": "ada"},
+    }
     assert body["config"]["configurable"] == {"tier": "gold", "user": "bob"}  # not mutated
     # Without a context nothing is sent in its place: the server would make one of the configurable.
     assert "context" not in place_configurable(body, None)
@@ -78,7 +83,13 @@ def test_a_classic_run_sends_its_context_and_configurable_without_the_v3_marker(
     assert "configurable" not in body["config"]
     assert body["stream_mode"] == ["values", "updates"] and body["stream_subgraphs"] is False
     # No context: the configurable still travels in checkpoint, and no context is made up.
-    plain = StartPlan(assistant_id="g", input={}, config={"configurable": {"user": "bob"}}, options=RunOptions(), stream_mode=("values",))
+    plain = StartPlan(
+        assistant_id="g",
+        input={},
+        config={"configurable": {"user": "bob"}},
+        options=RunOptions(),
+        stream_mode=("values",),
+    )
     body = plain.request("/threads/t", None).json
     assert "context" not in body and body["checkpoint"] == {"user": "bob"}
 

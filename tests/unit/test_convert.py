@@ -40,7 +40,10 @@ def test_values_carry_their_interrupts_as_interrupt_objects() -> None:
     c = WireConverter()
     [part] = c.convert(
         "values",
-        params({"x": 1, "answer": ""}, interrupts=[{"value": {"question": "approve?"}, "id": "b8fe", "response_schema": None}]),
+        params(
+            {"x": 1, "answer": ""},
+            interrupts=[{"value": {"question": "approve?"}, "id": "b8fe", "response_schema": None}],
+        ),
     )
     assert part["type"] == "values" and part["ns"] == () and part["data"] == {"x": 1, "answer": ""}
     assert part["interrupts"] == (Interrupt(value={"question": "approve?"}, id="b8fe"),)
@@ -58,12 +61,20 @@ def test_values_without_interrupts() -> None:
 
 def test_updates_with_interrupt_become_a_tuple_of_interrupts() -> None:
     c = WireConverter()
-    raw = [{"value": {"question": "approve?"}, "id": "b8fe", "response_schema": None}, {"value": "second?", "id": "77aa"}]
+    raw = [
+        {"value": {"question": "approve?"}, "id": "b8fe", "response_schema": None},
+        {"value": "second?", "id": "77aa"},
+    ]
     [part] = c.convert("updates", params({"__interrupt__": raw}))
     assert part == {
         "type": "updates",
         "ns": (),
-        "data": {"__interrupt__": (Interrupt(value={"question": "approve?"}, id="b8fe"), Interrupt(value="second?", id="77aa"))},
+        "data": {
+            "__interrupt__": (
+                Interrupt(value={"question": "approve?"}, id="b8fe"),
+                Interrupt(value="second?", id="77aa"),
+            )
+        },
     }
     assert [i.id for _, i in c.interrupts] == ["b8fe", "77aa"]
 
@@ -72,7 +83,12 @@ def test_updates_keep_their_other_keys_next_to_the_interrupt() -> None:
     c = WireConverter()
     returned, part = c.convert(
         "updates",
-        params({"node": {"messages": [{"type": "ai", "content": "hi", "id": "m"}]}, "__interrupt__": [{"value": 1, "id": "i"}]}),
+        params(
+            {
+                "node": {"messages": [{"type": "ai", "content": "hi", "id": "m"}]},
+                "__interrupt__": [{"value": 1, "id": "i"}],
+            }
+        ),
     )
     assert returned["type"] == "messages" and returned["data"][1]["langgraph_node"] == "node"
     assert isinstance(part["data"]["node"]["messages"][0], AIMessage)
@@ -175,7 +191,9 @@ def test_root_lifecycle_and_unknown_events_make_no_parts() -> None:
 def test_a_tool_call_cause_is_given_to_the_parent_task() -> None:
     c = WireConverter()
     ns = ("tools:t1", "researcher:9f")
-    parts = c.convert("lifecycle", started(ns, graph_name="researcher", cause={"type": "toolCall", "tool_call_id": "call_9"}))
+    parts = c.convert(
+        "lifecycle", started(ns, graph_name="researcher", cause={"type": "toolCall", "tool_call_id": "call_9"})
+    )
     assert parts == [
         {
             "type": "tasks",
@@ -242,7 +260,9 @@ def rebuilt_lifecycle(events: list[tuple[str, dict[str, Any]]], *, interrupted: 
     for method, p in events:
         parts += c.convert(method, p)
     parts += c.finish(interrupted=interrupted)
-    run = GraphRunStream(iter(parts), StreamMux(factories=[ValuesTransformer, LifecycleTransformer], scope=(), is_async=False))
+    run = GraphRunStream(
+        iter(parts), StreamMux(factories=[ValuesTransformer, LifecycleTransformer], scope=(), is_async=False)
+    )
     return list(run.lifecycle)
 
 
@@ -337,7 +357,12 @@ def test_message_dicts_in_values_and_updates_are_revived() -> None:
     c = WireConverter()
     messages = [
         {"type": "human", "content": "hi", "id": "h"},
-        {"type": "ai", "content": "", "id": "a", "tool_calls": [{"name": "f", "args": {}, "id": "call_1", "type": "tool_call"}]},
+        {
+            "type": "ai",
+            "content": "",
+            "id": "a",
+            "tool_calls": [{"name": "f", "args": {}, "id": "call_1", "type": "tool_call"}],
+        },
         {"type": "tool", "content": "42", "tool_call_id": "call_1", "id": "t"},
     ]
     [values] = c.convert("values", params({"messages": messages, "n": 1}))
@@ -361,7 +386,10 @@ def test_tools_are_revived_and_other_modes_pass_through() -> None:
 
 def test_revive_rebuilds_messages_and_leaves_other_data_alone() -> None:
     state = {
-        "messages": [{"type": "human", "content": "hi", "id": "h"}, {"type": "ai", "content": "yo", "id": "a", "tool_calls": []}],
+        "messages": [
+            {"type": "human", "content": "hi", "id": "h"},
+            {"type": "ai", "content": "yo", "id": "a", "tool_calls": []},
+        ],
         "other": {"type": "human"},  # no content: not a message
     }
     out = revive(state)

@@ -47,7 +47,9 @@ def chain(error: BaseException) -> Iterator[BaseException]:
 
 def assert_no_secret(error: BaseException, secret: str = TOKEN) -> None:
     for item in chain(error):
-        assert secret not in str(item) and secret not in repr(item), f"{type(item).__name__} quotes the secret: {item!r}"
+        assert secret not in str(item) and secret not in repr(item), (
+            f"{type(item).__name__} quotes the secret: {item!r}"
+        )
 
 
 @pytest.fixture(autouse=True)

@@ -42,10 +42,17 @@ def test_text_that_is_not_a_repr() -> None:
 
 @pytest.mark.parametrize(
     ("text", "name", "builtin"),
-    [("Boom('kaboom')", "Boom", None), ("ValueError('bad')", "ValueError", ValueError), ("KeyError('k')", "KeyError", KeyError),
-     ("mypkg.errors.Oops('deep', 3)", "Oops", None), ("TimeoutError('slow')", "TimeoutError", TimeoutError)],
+    [
+        ("Boom('kaboom')", "Boom", None),
+        ("ValueError('bad')", "ValueError", ValueError),
+        ("KeyError('k')", "KeyError", KeyError),
+        ("mypkg.errors.Oops('deep', 3)", "Oops", None),
+        ("TimeoutError('slow')", "TimeoutError", TimeoutError),
+    ],
 )
-def test_a_rebuilt_exception_pickles_keeping_its_name_message_and_type(text: str, name: str, builtin: type | None) -> None:
+def test_a_rebuilt_exception_pickles_keeping_its_name_message_and_type(
+    text: str, name: str, builtin: type | None
+) -> None:
     err = exception_from_repr(text)
     assert err is not None
     back = pickle.loads(pickle.dumps(err))
@@ -65,7 +72,10 @@ def test_a_rebuilt_exception_unpickles_in_a_process_that_never_saw_its_type() ->
         "print([(type(e).__name__, e.remote_type, str(e), isinstance(e, ValueError)) for e in items])\n"
     )
     done = subprocess.run([sys.executable, "-c", code], input=data, capture_output=True, timeout=60, check=True)
-    assert done.stdout.decode().strip() == "[('ValueError', 'ValueError', 'bad value', True), ('Boom', 'app.Boom', 'kaboom', False)]"
+    assert (
+        done.stdout.decode().strip()
+        == "[('ValueError', 'ValueError', 'bad value', True), ('Boom', 'app.Boom', 'kaboom', False)]"
+    )
 
 
 def test_odd_type_names_give_a_plain_remote_run_error() -> None:
@@ -98,7 +108,9 @@ def test_past_the_limit_a_new_type_fails_the_run_with_a_protocol_error(fresh_reg
     first, second = failed("One"), failed("Two")
     assert (type(first).__name__, type(second).__name__) == ("One", "Two")
     third = failed("Three")
-    assert isinstance(third, RemoteProtocolError) and "Limits.max_error_types (2)" in str(third) and "Three" in str(third)
+    assert (
+        isinstance(third, RemoteProtocolError) and "Limits.max_error_types (2)" in str(third) and "Three" in str(third)
+    )
     assert len(fresh_registry) == 2
     # Names already kept still give their class.
     assert type(failed("One")) is type(first)

@@ -151,7 +151,11 @@ def test_a_server_naming_a_new_exception_type_in_every_failure_is_bounded(monkey
         graph = RemoteGraph("g", url=server.url, limits=Limits(max_error_types=3))
         seen = []
         for i in range(6):
-            server.state = {"values": {}, "tasks": [{"error": f"Made{i}('failure {i}')"}], "checkpoint": {"checkpoint_id": "c"}}
+            server.state = {
+                "values": {},
+                "tasks": [{"error": f"Made{i}('failure {i}')"}],
+                "checkpoint": {"checkpoint_id": "c"},
+            }
             _, error, snapshot = run_sync(graph)
             seen.append(error)
             assert snapshot.status == "failed"

@@ -62,9 +62,15 @@ def test_the_node_returns_the_output_schema_keys_like_a_local_invoke() -> None:
 
 
 def test_messages_are_keyed_per_run() -> None:
-    part = {"type": "messages", "ns": ("sub:1",), "data": ({"event": "message-start"}, {"run_id": "sub:1#1", "langgraph_node": None})}
+    part = {
+        "type": "messages",
+        "ns": ("sub:1",),
+        "data": ({"event": "message-start"}, {"run_id": "sub:1#1", "langgraph_node": None}),
+    }
     (_, (ns, mode, (event, meta))) = run().feed(part)
-    assert ns == NS + ("sub:1",) and meta["run_id"] == "k:sub:1#1" and meta["langgraph_checkpoint_ns"] == "child:t1|sub:1"
+    assert (
+        ns == NS + ("sub:1",) and meta["run_id"] == "k:sub:1#1" and meta["langgraph_checkpoint_ns"] == "child:t1|sub:1"
+    )
     assert run(modes=frozenset({"values"})).feed(part) == []
 
 
@@ -84,7 +90,9 @@ def resumed_plan(resume: ParentResume) -> StartPlan:
 def test_a_resumed_parent_task_answers_the_childs_interrupt() -> None:
     plan = resumed_plan(ParentResume(value="yes"))
     assert plan.needs_state()
-    req = plan.request("/threads/t", {"tasks": [{"interrupts": [{"id": "a", "value": "q?"}]}], "checkpoint": {"checkpoint_id": "c"}})
+    req = plan.request(
+        "/threads/t", {"tasks": [{"interrupts": [{"id": "a", "value": "q?"}]}], "checkpoint": {"checkpoint_id": "c"}}
+    )
     assert req.path == "/threads/t/runs/stream" and req.json["command"]["resume"] == {"a": "yes"}
     assert plan.used_parent_value
 
@@ -93,10 +101,14 @@ def test_a_resumed_parent_task_continues_the_child_like_a_local_one() -> None:
     # Unanswered interrupts are raised again as they are, without a run.
     plan = resumed_plan(ParentResume(by_id={"other": 1}))
     with pytest.raises(GraphInterrupt) as info:
-        plan.request("/threads/t", {"interrupts": [{"id": "a", "value": {"q": "?"}}], "checkpoint": {"checkpoint_id": "c"}})
+        plan.request(
+            "/threads/t", {"interrupts": [{"id": "a", "value": {"q": "?"}}], "checkpoint": {"checkpoint_id": "c"}}
+        )
     assert [(i.id, i.value) for i in info.value.args[0]] == [("a", {"q": "?"})]
     # A child that already ran in this task continues from its checkpoint, not from the input.
-    req = resumed_plan(ParentResume(value="yes")).request("/threads/t", {"values": {"x": 20}, "tasks": [], "checkpoint": {"checkpoint_id": "c"}})
+    req = resumed_plan(ParentResume(value="yes")).request(
+        "/threads/t", {"values": {"x": 20}, "tasks": [], "checkpoint": {"checkpoint_id": "c"}}
+    )
     assert req.path.endswith("/runs/stream") and req.json["input"] is None and "command" not in req.json
     # A child that never ran here starts from the input.
     req = resumed_plan(ParentResume(value="yes")).request("/threads/t", None)
@@ -110,8 +122,13 @@ def scratchpad(counter: int = 0, null: Any = None, consumed: list[bool] | None =
         return null
 
     return PregelScratchpad(
-        step=1, stop=25, call_counter=lambda: 0, interrupt_counter=lambda: 0, get_null_resume=get_null_resume,
-        resume=[], subgraph_counter=lambda: counter,
+        step=1,
+        stop=25,
+        call_counter=lambda: 0,
+        interrupt_counter=lambda: 0,
+        get_null_resume=get_null_resume,
+        resume=[],
+        subgraph_counter=lambda: counter,
     )
 
 
@@ -127,8 +144,13 @@ def test_parent_task_reads_the_task_a_local_child_would_run_in() -> None:
     consumed: list[bool] = []
     stream = StreamProtocol(written.append, {"values", "tasks"})
     conf = {
-        "thread_id": "not a uuid", "checkpoint_ns": "outer:1|child:t1", "__pregel_task_id": "t1", "__pregel_stream": stream,
-        "__pregel_scratchpad": scratchpad(counter=1, null="yes", consumed=consumed), "__pregel_resuming": True, "__pregel_resume_map": {"i": 1},
+        "thread_id": "not a uuid",
+        "checkpoint_ns": "outer:1|child:t1",
+        "__pregel_task_id": "t1",
+        "__pregel_stream": stream,
+        "__pregel_scratchpad": scratchpad(counter=1, null="yes", consumed=consumed),
+        "__pregel_resuming": True,
+        "__pregel_resume_map": {"i": 1},
         "__pregel_stream_messages_v2": True,
     }
     task = parent_task({"configurable": conf, "metadata": {"lc_agent_name": "r", "langgraph_step": 3}})
@@ -158,7 +180,9 @@ def test_a_classic_child_writes_the_parents_modes_under_the_task_namespace() -> 
     r = classic(modes=frozenset({"values", "updates"}))
     values = {"type": "values", "ns": (), "data": {"x": 1}}
     assert r.feed(values) == [(NS, "values", {"x": 1})]
-    assert r.feed({"type": "updates", "ns": ("sub:2",), "data": {"n": {"x": 2}}}) == [(NS + ("sub:2",), "updates", {"n": {"x": 2}})]
+    assert r.feed({"type": "updates", "ns": ("sub:2",), "data": {"n": {"x": 2}}}) == [
+        (NS + ("sub:2",), "updates", {"n": {"x": 2}})
+    ]
     assert r.feed({"type": "custom", "ns": (), "data": 1}) == []
     assert r.output == {"x": 1} and r.finish() == []
 
@@ -166,11 +190,21 @@ def test_a_classic_child_writes_the_parents_modes_under_the_task_namespace() -> 
 def test_a_classic_childs_messages_carry_their_place_under_the_parent() -> None:
     emitted: list[tuple[str, ...]] = []
     r = classic(emits=lambda ns: emitted.append(ns) or True)
-    meta = {"langgraph_checkpoint_ns": "agent:9", "checkpoint_ns": "agent:9", "thread_id": "server-thread", "langgraph_node": "agent"}
+    meta = {
+        "langgraph_checkpoint_ns": "agent:9",
+        "checkpoint_ns": "agent:9",
+        "thread_id": "server-thread",
+        "langgraph_node": "agent",
+    }
     [(ns, mode, (message, out))] = r.feed({"type": "messages", "ns": (), "data": ("chunk", meta)})
     assert ns == NS and mode == "messages" and message == "chunk" and emitted == [NS]
     # As a local child's: under the task's namespace, the outermost task as checkpoint_ns, the parent's thread.
-    assert out == {"langgraph_checkpoint_ns": "child:t1|agent:9", "checkpoint_ns": "child:t1", "thread_id": "parent-thread", "langgraph_node": "agent"}
+    assert out == {
+        "langgraph_checkpoint_ns": "child:t1|agent:9",
+        "checkpoint_ns": "child:t1",
+        "thread_id": "parent-thread",
+        "langgraph_node": "agent",
+    }
     # A namespace the parent's handler does not emit from gets nothing.
     assert classic(emits=lambda ns: False).feed({"type": "messages", "ns": (), "data": ("chunk", meta)}) == []
     assert classic(emits=None).feed({"type": "messages", "ns": (), "data": ("chunk", meta)}) == []

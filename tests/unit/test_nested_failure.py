@@ -10,9 +10,9 @@ from typing import Annotated, Any
 import httpx
 import pytest
 from langchain_core.messages import AnyMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
-from langchain_core.runnables import RunnableConfig
 from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
 from typing_extensions import TypedDict
 
@@ -54,15 +54,21 @@ def respond(request: httpx.Request) -> httpx.Response:
         tool = {"type": "tool", "content": "3", "tool_call_id": "c1", "id": "m1"}
         metadata = {"langgraph_node": "tools", "langgraph_checkpoint_ns": "tools:t1"}
         body = sse_body(
-            ("values", {"messages": [], "log": []}), ("messages", [tool, metadata]), ("updates", {"tools": {"messages": [tool]}})
+            ("values", {"messages": [], "log": []}),
+            ("messages", [tool, metadata]),
+            ("updates", {"tools": {"messages": [tool]}}),
         )
         return httpx.Response(
-            200, stream=Body(body), headers={"content-type": "text/event-stream", "location": "/threads/T/runs/R/stream"}
+            200,
+            stream=Body(body),
+            headers={"content-type": "text/event-stream", "location": "/threads/T/runs/R/stream"},
         )
     if path.endswith("/runs/R"):
         return httpx.Response(200, json={"run_id": "R", "status": "error"})
     if path.endswith("/state"):
-        return httpx.Response(200, json={"values": {}, "tasks": [{"id": "t", "name": "fail", "error": "ValueError('boom')"}]})
+        return httpx.Response(
+            200, json={"values": {}, "tasks": [{"id": "t", "name": "fail", "error": "ValueError('boom')"}]}
+        )
     return httpx.Response(404, json={"detail": "Not Found"})
 
 
@@ -100,7 +106,9 @@ def async_chunks() -> list[Any]:
     async def collect() -> list[Any]:
         chunks: list[Any] = []
         with pytest.raises(ValueError, match="boom"):
-            async for chunk in graph.astream({"messages": [], "log": []}, stream_mode=["messages", "updates"], subgraphs=True):
+            async for chunk in graph.astream(
+                {"messages": [], "log": []}, stream_mode=["messages", "updates"], subgraphs=True
+            ):
                 chunks.append(chunk)
         return chunks
 

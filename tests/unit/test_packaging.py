@@ -17,7 +17,11 @@ SUPPORTED = ["3.10", "3.11", "3.12", "3.13"]  # what CI tests: unit tests on eac
 
 def test_requires_python_and_the_classifiers_agree() -> None:
     assert PROJECT["requires-python"] == f">={SUPPORTED[0]}"
-    classified = [m.group(1) for c in PROJECT["classifiers"] if (m := re.fullmatch(r"Programming Language :: Python :: (3\.\d+)", c))]
+    classified = [
+        m.group(1)
+        for c in PROJECT["classifiers"]
+        if (m := re.fullmatch(r"Programming Language :: Python :: (3\.\d+)", c))
+    ]
     assert classified == SUPPORTED
 
 

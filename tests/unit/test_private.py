@@ -29,7 +29,11 @@ def test_no_other_module_imports_private_names() -> None:
         if path.name == "_private.py":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in ("langgraph", "langgraph_sdk"):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.module.split(".")[0] in ("langgraph", "langgraph_sdk")
+            ):
                 private_module = any(part.startswith("_") for part in node.module.split("."))
                 private_name = any(alias.name.startswith("_") for alias in node.names)
                 if private_module or private_name:

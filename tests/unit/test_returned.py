@@ -9,7 +9,12 @@ from langchain_core.messages import AIMessage, HumanMessage
 from remote_graph._core.convert import WireConverter
 
 HUMAN = {"type": "human", "content": "hi", "id": "h1"}
-CALL = {"type": "ai", "content": "", "id": "a1", "tool_calls": [{"name": "add", "args": {"a": 1}, "id": "c1", "type": "tool_call"}]}
+CALL = {
+    "type": "ai",
+    "content": "",
+    "id": "a1",
+    "tool_calls": [{"name": "add", "args": {"a": 1}, "id": "c1", "type": "tool_call"}],
+}
 TOOL = {"type": "tool", "content": "3", "id": "t1", "tool_call_id": "c1"}
 STREAMED = {"type": "ai", "content": "summary", "id": "lc_run--1"}
 
@@ -47,7 +52,12 @@ def test_a_streamed_message_is_not_emitted_again_from_its_update() -> None:
     parts += c.convert("messages", params({"event": "message-start", "role": "ai", "id": "lc_run--1"}))
     parts += c.convert("messages", params({"event": "message-finish"}))
     parts += c.convert("updates", params({"say": {"messages": [STREAMED]}}))
-    assert kinds(parts) == ["values", ("messages", "message-start", None), ("messages", "message-finish", None), "updates"]
+    assert kinds(parts) == [
+        "values",
+        ("messages", "message-start", None),
+        ("messages", "message-finish", None),
+        "updates",
+    ]
 
 
 def test_input_messages_returned_again_are_not_new() -> None:

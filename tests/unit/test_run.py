@@ -32,12 +32,12 @@ from langgraph.types import Command, Interrupt
 from remote_graph._core.actions import Broken, OpenStream, Receive, Request, Response, Sleep, Timeouts
 from remote_graph._core.commands import RunOptions, StartPlan
 from remote_graph._core.convert import WireConverter
-from remote_graph._core.schema import GraphSchemas
 from remote_graph._core.run import RunDriver
-from remote_graph._core.v3_wire import STEP_READ_TIMEOUT
+from remote_graph._core.schema import GraphSchemas
 from remote_graph._core.sse import SSEDecoder
-from remote_graph._shell_common import request_args
 from remote_graph._core.state import RunStatus
+from remote_graph._core.v3_wire import STEP_READ_TIMEOUT
+from remote_graph._shell_common import request_args
 from remote_graph.errors import (
     RemoteCommandError,
     RemoteConnectionError,
@@ -114,7 +114,9 @@ def completed_run() -> list[Frame]:
     text = "héllo 中文 😀 — ok"
     w = Wire().metadata().event("values", {"x": 1, "answer": ""}, interrupts=[])
     w.tick().event("updates", {"prepare": {"x": 2}})
-    w.event("lifecycle", {"event": "started", "namespace": ["sub:0c01"], "graph_name": "sub", "trigger_call_id": "0c01"})
+    w.event(
+        "lifecycle", {"event": "started", "namespace": ["sub:0c01"], "graph_name": "sub", "trigger_call_id": "0c01"}
+    )
     w.event("values", {"y": "é"}, ns=["sub:0c01"], interrupts=[])
     w.tick().event("lifecycle", {"event": "completed", "namespace": ["sub:0c01"]})
     w.event("messages", {"event": "message-start", "role": "ai", "id": "m1"})
@@ -141,7 +143,9 @@ INNER_INTERRUPT = {"value": "inner?", "id": "c6b3", "response_schema": None}
 def paused_in_subgraph_run() -> list[Frame]:
     """Paused inside a subgraph; the subgraph's "interrupted" lifecycle event never came."""
     w = Wire().metadata().event("values", {"x": 1}, interrupts=[])
-    w.event("lifecycle", {"event": "started", "namespace": ["inner:61b2"], "graph_name": "inner", "trigger_call_id": "61b2"})
+    w.event(
+        "lifecycle", {"event": "started", "namespace": ["inner:61b2"], "graph_name": "inner", "trigger_call_id": "61b2"}
+    )
     w.tick().event("values", {"y": "ü"}, ns=["inner:61b2"], interrupts=[])
     w.event("updates", {"__interrupt__": [INNER_INTERRUPT]}, ns=["inner:61b2"])
     w.tick().event("values", {"y": "ü"}, ns=["inner:61b2"], interrupts=[INNER_INTERRUPT])
@@ -418,7 +422,9 @@ class FakeServer:
 
 
 def plan(input: Any = None, *, thread_given: bool = False, assistant_id: str = "agent", **options: Any) -> StartPlan:
-    return StartPlan(assistant_id=assistant_id, input=input, config={}, options=RunOptions(**options), thread_given=thread_given)
+    return StartPlan(
+        assistant_id=assistant_id, input=input, config={}, options=RunOptions(**options), thread_given=thread_given
+    )
 
 
 def make_driver(clock: Clock, start: StartPlan | None = None, *, reconnect: float = 15.0, **kwargs: Any) -> RunDriver:
@@ -450,7 +456,9 @@ def drive(driver: RunDriver, server: FakeServer, *, limit: int = 100_000) -> Out
     raise AssertionError("the driver did not finish")
 
 
-def run(server: FakeServer, clock: Clock | None = None, *, limit: int = 100_000, **kwargs: Any) -> tuple[RunDriver, Outcome]:
+def run(
+    server: FakeServer, clock: Clock | None = None, *, limit: int = 100_000, **kwargs: Any
+) -> tuple[RunDriver, Outcome]:
     clock = clock or server.clock or Clock()
     server.clock = clock
     driver = make_driver(clock, **kwargs)
@@ -553,13 +561,19 @@ def test_a_run_paused_in_a_subgraph_closes_the_subgraph_at_the_end() -> None:
     assert out.parts == reference_parts(paused_in_subgraph_run(), interrupted=True)
 
 
-FAILED_STATE = {"values": {"x": 1}, "tasks": [{"id": "t", "name": "node", "error": "Boom('kaboom from node')", "interrupts": []}]}
+FAILED_STATE = {
+    "values": {"x": 1},
+    "tasks": [{"id": "t", "name": "node", "error": "Boom('kaboom from node')", "interrupts": []}],
+}
 
 
 def test_a_failed_run_raises_the_exception_the_node_raised() -> None:
     server = FakeServer(
         failed_run(),
-        rest={("GET", RUN): Response(200, {"status": "error"}), ("GET", f"{THREAD}/state"): Response(200, FAILED_STATE)},
+        rest={
+            ("GET", RUN): Response(200, {"status": "error"}),
+            ("GET", f"{THREAD}/state"): Response(200, FAILED_STATE),
+        },
     )
     driver, out = run(server)
     error = out.error
@@ -587,7 +601,11 @@ def test_a_failed_run_whose_state_is_unreadable_raises_what_the_error_event_said
 def test_a_run_that_failed_without_an_error_event_reads_its_error_from_the_state() -> None:
     frames = failed_run()[:-1]  # the stream just ends
     server = FakeServer(
-        frames, rest={("GET", RUN): Response(200, {"status": "error"}), ("GET", f"{THREAD}/state"): Response(200, FAILED_STATE)}
+        frames,
+        rest={
+            ("GET", RUN): Response(200, {"status": "error"}),
+            ("GET", f"{THREAD}/state"): Response(200, FAILED_STATE),
+        },
     )
     driver, out = run(server)
     assert type(out.error).__name__ == "Boom" and str(out.error) == "kaboom from node"
@@ -820,7 +838,9 @@ def test_a_clean_close_at_every_byte_offset_delivers_every_part_once(
         assert [kind for kind, _ in trail] == shape, f"close at byte {offset}"
         assert server.slept == ([] if over or delivered else [0.05]), f"close at byte {offset}"
         assert trail[-1] == ("open", before_newest(frames)), f"close at byte {offset}"
-        assert max(server.served[-1]) <= server.touched_before, f"close at byte {offset}: the last connection brought news"
+        assert max(server.served[-1]) <= server.touched_before, (
+            f"close at byte {offset}: the last connection brought news"
+        )
 
 
 def awkward_offsets(body: bytes) -> dict[str, list[int]]:
@@ -1062,7 +1082,15 @@ def test_a_gateway_error_opening_the_stream_is_retried_with_backoff(status: int)
     assert out.parts == reference_parts(frames)
     # Backoff doubles over the failures, and starts again after a new event.
     assert server.slept == pytest.approx([0.05, 0.1, 0.2, 0.05, 0.1])
-    assert [o.last_event_id for o in server.opened] == [None, "-1", "-1", "-1", frames[0].id, frames[0].id, frames[-2].id]
+    assert [o.last_event_id for o in server.opened] == [
+        None,
+        "-1",
+        "-1",
+        "-1",
+        frames[0].id,
+        frames[0].id,
+        frames[-2].id,
+    ]
 
 
 def test_a_stream_that_stays_unavailable_is_given_up_after_the_reconnect_budget() -> None:
@@ -1097,7 +1125,11 @@ def test_a_server_that_keeps_failing_is_given_up_after_the_reconnect_budget() ->
     assert type(error) is RemoteConnectionError
     attempts = len(server.slept)
     assert attempts > 3
-    assert f"{attempts} reconnects" in str(error) and "Timeouts.reconnect" in str(error) and "connection refused" in str(error)
+    assert (
+        f"{attempts} reconnects" in str(error)
+        and "Timeouts.reconnect" in str(error)
+        and "connection refused" in str(error)
+    )
     assert clock.now == pytest.approx(3.0)
     assert all(s <= 2.0 for s in server.slept) and server.slept[:3] == pytest.approx([0.05, 0.1, 0.2])
     assert driver.status is RunStatus.FAILED and driver.state.error is error
@@ -1175,6 +1207,68 @@ def test_every_new_event_renews_the_reconnect_budget() -> None:
     assert out.parts == reference_parts(frames) and driver.status is RunStatus.COMPLETED
 
 
+# --- a start whose answer is lost ------------------------------------------------------------------------
+
+LOST_START = Conn(
+    answer=Broken(httpx.RemoteProtocolError("peer closed connection without sending a response")), ahead=3
+)
+
+
+def runs_listed(*runs: dict[str, Any]) -> dict[tuple[str, str], Answer]:
+    return {("GET", f"{THREAD}/runs"): Response(200, list(runs))}
+
+
+def mine(status: str = "running", **kwargs: Any) -> dict[str, Any]:
+    return {"run_id": RID, "status": status, "kwargs": {"input": {"x": 1}, "command": None, **kwargs}}
+
+
+def test_a_start_whose_answer_is_lost_follows_the_run_it_started_from_its_first_event() -> None:
+    # The server took the start (3 frames produced) but its answer never came:
+    # the thread's one active run, holding the input sent, is this run.
+    frames = completed_run()
+    server = FakeServer(frames, [LOST_START], rest=runs_listed(mine()))
+    driver, out = run(server)
+    assert out.error is None, out.error
+    assert out.parts == reference_parts(frames) and driver.status is RunStatus.COMPLETED
+    assert driver.run_id == RID and server.opened[1].last_event_id == "-1"  # replayed from its first event
+
+
+@pytest.mark.parametrize(
+    ("listed", "options", "words"),
+    [
+        ([], {}, "the thread has no run going"),
+        ([mine("success")], {}, "the thread has no run going"),
+        ([mine(input={"x": 2})], {}, "cannot be told"),  # another run, going already
+        ([mine(), {**mine(), "run_id": "other"}], {}, "cannot be told"),
+        ([mine()], {"multitask_strategy": "enqueue"}, "cannot be told"),
+    ],
+    ids=["none", "ended", "another-input", "two-going", "enqueue"],
+)
+def test_a_start_whose_answer_is_lost_fails_when_its_run_cannot_be_told(
+    listed: list[dict[str, Any]], options: dict[str, Any], words: str
+) -> None:
+    server = FakeServer(completed_run(), [LOST_START], rest=runs_listed(*listed))
+    driver, out = run(server, start=plan({"x": 1}, thread_given=True, **options))
+    assert isinstance(out.error, RemoteConnectionError) and words in str(out.error)
+    assert "its answer was lost" in str(out.error) and driver.status is RunStatus.FAILED
+    assert driver.run_id is None and cleanup(driver, server) == []  # nothing it could cancel
+
+
+def test_a_start_whose_answer_is_lost_on_a_thread_of_its_own_takes_any_one_run_going() -> None:
+    # No thread named: whatever runs on the fresh thread is this run's.
+    server = FakeServer(completed_run(), [LOST_START], rest=runs_listed(mine(multitask_strategy="enqueue")))
+    driver, out = run(server, start=plan({"x": 1}, multitask_strategy="enqueue"))
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+
+
+def test_a_start_that_never_reached_the_server_does_not_look_for_its_run() -> None:
+    refused = Conn(answer=Broken(httpx.ConnectError("refused"), unreachable=True))
+    server = FakeServer(completed_run(), [refused], rest=runs_listed(mine()))
+    driver, out = run(server)
+    assert isinstance(out.error, RemoteConnectionError) and "starting the run" in str(out.error)
+    assert not server.asked("GET", f"{THREAD}/runs") and driver.status is RunStatus.FAILED
+
+
 # --- answers that break the protocol ------------------------------------------------------------------------
 
 
@@ -1203,7 +1297,11 @@ def test_an_event_that_is_not_json_is_a_protocol_error() -> None:
 def test_a_stream_refused_with_an_error_status_fails_with_its_reason(status: int) -> None:
     server = FakeServer(completed_run(), [Conn(cut=0), Conn(answer=Response(status, {"detail": f"refused: {status}"}))])
     driver, out = run(server)
-    assert isinstance(out.error, RemoteCommandError) and f"refused: {status}" in str(out.error) and out.error.status == status
+    assert (
+        isinstance(out.error, RemoteCommandError)
+        and f"refused: {status}" in str(out.error)
+        and out.error.status == status
+    )
     assert driver.status is RunStatus.FAILED
     # The start's stream broke at once, one backoff, then the refusal: no more tries.
     assert len(server.opened) == 2 and server.slept == [0.05]
@@ -1214,13 +1312,19 @@ def orphaning_failure(kind: str) -> tuple[FakeServer, type[Exception]]:
     cancel = {("POST", f"{RUN}/cancel"): Response(202, None)}
     frames = completed_run()
     if kind == "html":
-        return FakeServer(frames, [Conn(cut=0), Conn(answer=Response(200, "<html></html>", "text/html"))], cancel), RemoteProtocolError
+        return FakeServer(
+            frames, [Conn(cut=0), Conn(answer=Response(200, "<html></html>", "text/html"))], cancel
+        ), RemoteProtocolError
     if kind == "not-json":
         return FakeServer(Wire().metadata().raw("values", "{not json").frames, rest=cancel), RemoteProtocolError
     if kind == "stream-refused":
-        return FakeServer(frames, [Conn(cut=0), Conn(answer=Response(403, {"detail": "Forbidden"}))], cancel), RemoteCommandError
+        return FakeServer(
+            frames, [Conn(cut=0), Conn(answer=Response(403, {"detail": "Forbidden"}))], cancel
+        ), RemoteCommandError
     if kind == "record-refused":
-        return FakeServer(frames, rest={**cancel, ("GET", RUN): Response(500, {"detail": "db down"})}), RemoteCommandError
+        return FakeServer(
+            frames, rest={**cancel, ("GET", RUN): Response(500, {"detail": "db down"})}
+        ), RemoteCommandError
     assert kind == "budget"
     refused = Conn(answer=Broken(httpx.ConnectError("connection refused")))
     return FakeServer(frames, [Conn(cut=through(frames, 2))], cancel, then=refused), RemoteConnectionError
@@ -1305,7 +1409,10 @@ def test_a_cancel_that_comes_too_late_records_how_the_run_ended(
 ) -> None:
     server = FakeServer(
         paused_run() if interrupts else completed_run(),
-        rest={("POST", f"{RUN}/cancel"): Response(404, {"detail": "Run not found"}), ("GET", RUN): Response(200, record)},
+        rest={
+            ("POST", f"{RUN}/cancel"): Response(404, {"detail": "Run not found"}),
+            ("GET", RUN): Response(200, record),
+        },
     )
     driver = started_driver(server, parts=3)
     assert cleanup(driver, server) == [CANCEL, Request("GET", RUN)]
@@ -1340,7 +1447,10 @@ def test_abandoning_a_finished_run_sends_nothing() -> None:
 def test_abandoning_a_failed_run_sends_nothing_and_keeps_its_error() -> None:
     server = FakeServer(
         failed_run(),
-        rest={("GET", RUN): Response(200, {"status": "error"}), ("GET", f"{THREAD}/state"): Response(200, FAILED_STATE)},
+        rest={
+            ("GET", RUN): Response(200, {"status": "error"}),
+            ("GET", f"{THREAD}/state"): Response(200, FAILED_STATE),
+        },
     )
     driver, out = run(server)
     assert cleanup(driver, server) == []
@@ -1373,7 +1483,9 @@ def test_a_resume_answers_the_pending_interrupt_by_id() -> None:
     assert start.json["command"] == {"resume": {"b8fe": "yes"}} and start.json["input"] is None
 
 
-@pytest.mark.parametrize("state", [Response(404, {"detail": "Thread not found"}), Response(200, {"values": {}, "tasks": []})])
+@pytest.mark.parametrize(
+    "state", [Response(404, {"detail": "Thread not found"}), Response(200, {"values": {}, "tasks": []})]
+)
 def test_a_resume_on_a_thread_with_no_checkpoint_runs_from_the_start(state: Response) -> None:
     # As locally: no thread (or one the caller may not see: the server answers
     # 404 for both), or one that never ran, and the graph runs from the start.
@@ -1388,7 +1500,9 @@ def test_a_resume_the_server_refuses_fails_with_its_status() -> None:
     # Another user's thread: invisible to the state read (404), and the start
     # of the run is refused, so nothing is written to it.
     refused = Response(404, {"detail": "Thread or assistant not found."})
-    server = FakeServer(rest={("GET", f"{THREAD}/state"): Response(404, {"detail": "Thread not found"}), ("POST", START_PATH): refused})
+    server = FakeServer(
+        rest={("GET", f"{THREAD}/state"): Response(404, {"detail": "Thread not found"}), ("POST", START_PATH): refused}
+    )
     driver, out = run(server, start=plan(Command(resume="yes"), thread_given=True))
     assert isinstance(out.error, RemoteCommandError) and out.error.status == 404
     assert "Thread or assistant not found." in str(out.error) and "starting the run" in str(out.error)
@@ -1427,7 +1541,11 @@ def test_the_output_schema_is_learned_before_the_start() -> None:
     driver, out = run(server, schemas=schema)
     assert out.error is None and schema.known and schema.keys == {"answer"}
     search, schemas, start = server.requests[:3]
-    assert (search.method, search.path, search.json) == ("POST", "/assistants/search", {"graph_id": "agent", "limit": 1})
+    assert (search.method, search.path, search.json) == (
+        "POST",
+        "/assistants/search",
+        {"graph_id": "agent", "limit": 1},
+    )
     assert (schemas.method, schemas.path) == ("GET", f"/assistants/{ASSISTANT}/schemas")
     assert start.path == START_PATH
     # Learned once: a second run with the same schema asks nothing more.
@@ -1467,8 +1585,16 @@ def test_an_output_schema_the_server_does_not_have_stays_unknown(rest: dict[tupl
 @pytest.mark.parametrize(
     ("rest", "error_type", "words"),
     [
-        ({("POST", "/assistants/search"): Broken(httpx.ConnectError("refused"))}, RemoteConnectionError, "finding the assistant"),
-        ({("POST", "/assistants/search"): Response(200, "<html>sign in</html>", "text/html")}, RemoteProtocolError, "JSON list"),
+        (
+            {("POST", "/assistants/search"): Broken(httpx.ConnectError("refused"))},
+            RemoteConnectionError,
+            "finding the assistant",
+        ),
+        (
+            {("POST", "/assistants/search"): Response(200, "<html>sign in</html>", "text/html")},
+            RemoteProtocolError,
+            "JSON list",
+        ),
         (
             {
                 ("POST", "/assistants/search"): Response(200, [{"assistant_id": ASSISTANT}]),
@@ -1509,7 +1635,10 @@ def test_a_message_start_reads_the_thread_state_once_per_step_and_names_the_node
     ]
     _, out = run(server)
     assert out.error is None
-    assert [(r.path, r.params) for r in server.step_reads] == [(f"{THREAD}/state", {"subgraphs": "false"}), (f"{THREAD}/state", {"subgraphs": "true"})]
+    assert [(r.path, r.params) for r in server.step_reads] == [
+        (f"{THREAD}/state", {"subgraphs": "false"}),
+        (f"{THREAD}/state", {"subgraphs": "true"}),
+    ]
     starts = [p for p in out.parts if p["type"] == "messages" and p["data"][0].get("event") == "message-start"]
     # A read that failed costs the node, not the run.
     assert [p["data"][1]["langgraph_node"] for p in starts] == ["agent", "agent", None]
@@ -1561,7 +1690,9 @@ def test_a_run_given_up_on_delivers_what_it_received_before_the_error() -> None:
     frames = w.frames
     refused = Conn(answer=Broken(httpx.ConnectError("connection refused")))
     server = FakeServer(frames, [Conn(cut=through(frames, len(frames)))], then=refused)
-    server.step_states = [Response(200, {"values": {"messages": [{"type": "ai", "content": "hi", "id": "m1"}]}, "tasks": []})]
+    server.step_states = [
+        Response(200, {"values": {"messages": [{"type": "ai", "content": "hi", "id": "m1"}]}, "tasks": []})
+    ]
     driver, out = run(server, reconnect=1.0)
     assert type(out.error) is RemoteConnectionError and driver.status is RunStatus.FAILED
     assert kinds(out.parts) == [("values", ()), ("custom:trail", ()), ("messages", ()), ("values", ("sub:1",))]

@@ -5,7 +5,11 @@ import pytest
 from remote_graph._core.sse import Frame, SSEDecoder
 from remote_graph.errors import RemoteProtocolError
 
-WIRE = b'event: values\r\ndata: {"a": 1}\r\nid: 7\r\n\r\n: heartbeat\r\n\r\nevent: lifecycle\r\ndata: {"b": 2}\r\nid: 8\r\n\r\n'
+WIRE = (
+    b'event: values\r\ndata: {"a": 1}\r\nid: 7\r\n\r\n'
+    b": heartbeat\r\n\r\n"
+    b'event: lifecycle\r\ndata: {"b": 2}\r\nid: 8\r\n\r\n'
+)
 EXPECTED = [Frame("values", '{"a": 1}', "7"), Frame("lifecycle", '{"b": 2}', "8")]
 
 

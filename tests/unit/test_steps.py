@@ -16,7 +16,10 @@ def task(name: str, *, result: Any = None, state: Any = None, id: str = "t") -> 
 
 def test_a_task_result_holding_the_message_means_the_server_ran_ahead() -> None:
     # The writer may be a @task the node called, which the checkpoint does not list: the wire's update tells.
-    state = {"values": {}, "tasks": [task("tools", result={}), task("fn", result={"messages": [{"id": MID, "content": "x"}]})]}
+    state = {
+        "values": {},
+        "tasks": [task("tools", result={}), task("fn", result={"messages": [{"id": MID, "content": "x"}]})],
+    }
     assert step_node(state, (), MID) == StepAnswer(None, ahead=True)
 
 
@@ -38,7 +41,9 @@ def test_the_converter_reads_the_drawing_only_for_strangers_and_tells_nodes_from
     c = WireConverter()
     start = {"namespace": [], "timestamp": 1, "data": {"event": "message-start", "role": "ai", "id": MID}}
     c.convert("values", {"namespace": [], "timestamp": 1, "data": {}})
-    c.convert("updates", {"namespace": [], "timestamp": 1, "data": {"prep": None}})  # a step that changed nothing: no values
+    c.convert(
+        "updates", {"namespace": [], "timestamp": 1, "data": {"prep": None}}
+    )  # a step that changed nothing: no values
     state = {"values": {}, "tasks": [task("talk")]}
     assert c.wants_step("messages", start) == ()
     assert c.wants_nodes((), state)
@@ -115,7 +120,11 @@ def test_a_message_the_server_ran_past_is_held_until_its_update_names_the_node()
     assert c.convert("messages", start) == []
     assert c.convert("messages", {"namespace": [], "timestamp": 1, "data": {"event": "message-finish"}}) == []
     assert c.convert("custom:trail", {"namespace": [], "timestamp": 1, "data": 1}) == []
-    update = {"namespace": [], "timestamp": 1, "data": {"agent": {"messages": [{"type": "ai", "id": MID, "content": "x"}]}}}
+    update = {
+        "namespace": [],
+        "timestamp": 1,
+        "data": {"agent": {"messages": [{"type": "ai", "id": MID, "content": "x"}]}},
+    }
     parts = c.convert("updates", update)
     assert [p["type"] for p in parts] == ["messages", "messages", "custom:trail", "updates"]
     assert parts[0]["data"][1]["langgraph_node"] == "agent"

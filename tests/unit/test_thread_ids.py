@@ -30,7 +30,9 @@ def test_the_namespace_and_the_mapping_never_change() -> None:
     assert default_map_thread_id("user-42") == str(uuid.uuid5(THREAD_ID_NAMESPACE, "user-42"))
 
 
-@pytest.mark.parametrize("name", ["user-42", "my-thread-1", ".", "..", "", "a/b", "../runs", "a?b c%", "é" * 3, "x" * 1000])
+@pytest.mark.parametrize(
+    "name", ["user-42", "my-thread-1", ".", "..", "", "a/b", "../runs", "a?b c%", "é" * 3, "x" * 1000]
+)
 def test_a_name_maps_to_one_uuid5_every_time(name: str) -> None:
     first = server_thread_id(name)
     assert first == server_thread_id(name) == default_map_thread_id(name)
@@ -102,7 +104,9 @@ def test_a_bad_mapping_fails_early_naming_it() -> None:
     # A UUID never reaches the mapping, so it still works.
     assert graph.server_thread_id(THREAD) == THREAD
     with pytest.raises(ValueError, match="map_thread_id must return a UUID"):
-        RemoteGraph("g", url=URL, config={"configurable": {"thread_id": "user-42"}}, map_thread_id=lambda thread_id: None)  # type: ignore[arg-type,return-value]
+        RemoteGraph(
+            "g", url=URL, config={"configurable": {"thread_id": "user-42"}}, map_thread_id=lambda thread_id: None
+        )  # type: ignore[arg-type,return-value]
 
 
 # --- read back under the caller's id ------------------------------------------------
@@ -117,17 +121,24 @@ def test_a_v3_run_reports_the_callers_thread_id() -> None:
         pass
     # An int names its str, as locally; a UUID reads back as given; a fresh thread as the server's.
     assert graph.stream_events({}, {"configurable": {"thread_id": 5}}, version="v3").thread_id == "5"
-    assert graph.stream_events({}, {"configurable": {"thread_id": THREAD.upper()}}, version="v3").thread_id == THREAD.upper()
+    assert (
+        graph.stream_events({}, {"configurable": {"thread_id": THREAD.upper()}}, version="v3").thread_id
+        == THREAD.upper()
+    )
     fresh = graph.stream_events({}, version="v3")
     assert fresh.thread_id == fresh._driver.thread_id and uuid.UUID(fresh.thread_id)
     # The graph's own config names the thread as well.
-    named = RemoteGraph("g", url=URL, config={"configurable": {"thread_id": "my-thread-1"}}).stream_events({}, version="v3")
+    named = RemoteGraph("g", url=URL, config={"configurable": {"thread_id": "my-thread-1"}}).stream_events(
+        {}, version="v3"
+    )
     assert named.thread_id == "my-thread-1" and named._driver.thread_id == default_map_thread_id("my-thread-1")
 
 
 def test_an_async_v3_run_reports_the_callers_thread_id() -> None:
     async def go() -> tuple[str, str]:
-        run = await RemoteGraph("g", url=URL).astream_events({}, {"configurable": {"thread_id": "user-42"}}, version="v3")
+        run = await RemoteGraph("g", url=URL).astream_events(
+            {}, {"configurable": {"thread_id": "user-42"}}, version="v3"
+        )
         async with run:
             return run.thread_id, run.snapshot().thread_id
 
@@ -144,8 +155,14 @@ def _thread_state(thread_id: str, checkpoint_id: str = "c2") -> dict[str, Any]:
         "values": {"x": 1, "thread_id": "a value, not a config"},
         "next": ["b"],
         "tasks": [
-            {"id": "t1", "name": "b", "error": None, "interrupts": [], "state": None,
-             "checkpoint": _checkpoint(thread_id, "sub", "b:t1")},
+            {
+                "id": "t1",
+                "name": "b",
+                "error": None,
+                "interrupts": [],
+                "state": None,
+                "checkpoint": _checkpoint(thread_id, "sub", "b:t1"),
+            },
         ],
         "metadata": {"step": 1},
         "created_at": "2024-01-01T00:00:00+00:00",
@@ -205,7 +222,11 @@ def test_state_methods_address_the_mapped_thread_and_read_back_the_name(flavour:
     mapped = default_map_thread_id("my-thread-1")
     if flavour == "sync":
         snapshot = graph.get_state(config)
-        history = list(graph.get_state_history(config, before={"configurable": {"thread_id": "my-thread-1", "checkpoint_id": "c2"}}))
+        history = list(
+            graph.get_state_history(
+                config, before={"configurable": {"thread_id": "my-thread-1", "checkpoint_id": "c2"}}
+            )
+        )
         updated = graph.update_state(config, {"x": 2})
     else:
 
@@ -267,7 +288,10 @@ def test_rename_thread_reads_configs_in_every_shape() -> None:
         metadata=None,
         created_at=None,
         parent_config=None,
-        tasks=(PregelTask("t", "a", (), state=inner), PregelTask("u", "b", (), state={"configurable": {"thread_id": server}})),
+        tasks=(
+            PregelTask("t", "a", (), state=inner),
+            PregelTask("u", "b", (), state={"configurable": {"thread_id": server}}),
+        ),
         interrupts=(),
     )
     renamed = rename_thread(snapshot, server, name)
@@ -277,7 +301,10 @@ def test_rename_thread_reads_configs_in_every_shape() -> None:
     assert renamed.tasks[1].state == {"configurable": {"thread_id": name}}
     # Stream parts: checkpoint payloads inside tuples and lists; other threads are left alone.
     part: Any = ("checkpoints", {"config": {"configurable": {"thread_id": server}}, "parent_config": None, "next": []})
-    assert rename_thread(part, server, name) == ("checkpoints", {"config": {"configurable": {"thread_id": name}}, "parent_config": None, "next": []})
+    assert rename_thread(part, server, name) == (
+        "checkpoints",
+        {"config": {"configurable": {"thread_id": name}}, "parent_config": None, "next": []},
+    )
     other = {"configurable": {"thread_id": THREAD}}
     assert rename_thread(other, server, name) is other
     # Only configs: a state value that happens to hold the server's id is the graph's.

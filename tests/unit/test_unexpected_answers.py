@@ -22,7 +22,9 @@ EVERY_CALL = CALLS + SERVER_CALLS
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
 @pytest.mark.parametrize(("name", "call", "_"), EVERY_CALL, ids=ids(EVERY_CALL))
-def test_a_redirect_is_not_followed_and_names_its_status_and_location(name: str, call: Call, _: bool, status: int) -> None:
+def test_a_redirect_is_not_followed_and_names_its_status_and_location(
+    name: str, call: Call, _: bool, status: int
+) -> None:
     server = MockServer(lambda request: httpx.Response(status, headers={"location": ELSEWHERE}))
     with pytest.raises(RemoteProtocolError) as info:
         call(server.graph(), on_thread())
@@ -97,12 +99,17 @@ def test_a_success_that_is_not_json_says_what_came(name: str, call: Call, _: boo
 def test_a_refusal_message_keeps_the_servers_words_and_the_status() -> None:
     error = answer_error(Response(404, {"detail": "Thread or assistant not found."}), "starting the run")
     assert isinstance(error, RemoteCommandError) and error.status == 404 and error.code == "http_404"
-    assert str(error) == "http_404: Thread or assistant not found. (the server's answer to starting the run: 404 Not Found)"
+    assert (
+        str(error)
+        == "http_404: Thread or assistant not found. (the server's answer to starting the run: 404 Not Found)"
+    )
     text = answer_error(Response(502, "<html>bad gateway</html>", "text/html"), "starting the run")
     assert isinstance(text, RemoteCommandError) and "502 Bad Gateway: '<html>bad gateway</html>'" in str(text)
 
 
 def test_an_answer_not_an_event_stream_says_what_came() -> None:
-    error = answer_error(Response(200, {"status": "ok"}, "application/json"), "opening the event stream of run r", "an event stream")
+    error = answer_error(
+        Response(200, {"status": "ok"}, "application/json"), "opening the event stream of run r", "an event stream"
+    )
     assert isinstance(error, RemoteProtocolError) and error.status == 200
     assert "'application/json'" in str(error) and "where an event stream was due" in str(error)

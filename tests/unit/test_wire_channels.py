@@ -12,7 +12,11 @@ from remote_graph.transformers import RunExtensions, WireChannelsTransformer
 
 
 def custom(name: str, data: Any, ns: tuple[str, ...] = ()) -> dict[str, Any]:
-    return {"type": "event", "method": f"custom:{name}", "params": {"namespace": list(ns), "timestamp": 1, "data": data}}
+    return {
+        "type": "event",
+        "method": f"custom:{name}",
+        "params": {"namespace": list(ns), "timestamp": 1, "data": data},
+    }
 
 
 class Counter(StreamTransformer):
@@ -38,7 +42,6 @@ def build(known: set[str] | None = None, *extra: Any) -> tuple[StreamMux, WireCh
 
     mux = StreamMux(factories=[*extra, factory], scope=(), is_async=False)
     return mux, wires[0], RunExtensions(mux, wires[0])
-
 
 
 def test_a_channel_asked_for_before_its_first_event_gets_every_item_in_order() -> None:

@@ -124,7 +124,9 @@ class Broken:
     def __post_init__(self) -> None:
         if not self.detail:
             text = str(self.error)
-            object.__setattr__(self, "detail", f"{type(self.error).__name__}: {text}" if text else type(self.error).__name__)
+            object.__setattr__(
+                self, "detail", f"{type(self.error).__name__}: {text}" if text else type(self.error).__name__
+            )
 
 
 IOAction = Request | OpenStream | Receive | Sleep

@@ -26,9 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.types import Interrupt
-
 from langchain_core.messages import BaseMessage
+from langgraph.types import Interrupt
 
 from remote_graph._core.revive import message, messages_in, revive, revive_state, same_message
 from remote_graph._core.schema import GraphSchemas

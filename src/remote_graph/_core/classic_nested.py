@@ -28,7 +28,6 @@ Namespace = tuple[str, ...]
 Chunk = tuple[Namespace, str, Any]
 
 
-
 class ClassicNestedRun:
     """Turns one remote classic run's parts into chunks for the parent task's stream.
 

@@ -99,7 +99,9 @@ class ClassicWire:
             try:
                 payload = orjson.loads(data)
             except orjson.JSONDecodeError:
-                raise RemoteProtocolError(f"{self.run_label} sent a {mode!r} chunk that is not JSON: {data[:200]!r}") from None
+                raise RemoteProtocolError(
+                    f"{self.run_label} sent a {mode!r} chunk that is not JSON: {data[:200]!r}"
+                ) from None
             if mode in ("updates", "values") and isinstance(payload, dict) and "__interrupt__" in payload:
                 self._note_interrupts(ns, payload["__interrupt__"])
             value = self.reader.read(mode, ns, payload)
@@ -118,7 +120,9 @@ class ClassicWire:
 
     def _read_task_errors(self) -> Prepare:
         """Read the thread's state for the tasks that failed (all namespaces)."""
-        reply = yield Request("GET", f"{self._thread_path}/state", params={"subgraphs": "true"}, timeout=_TASK_ERROR_READ_TIMEOUT)
+        reply = yield Request(
+            "GET", f"{self._thread_path}/state", params={"subgraphs": "true"}, timeout=_TASK_ERROR_READ_TIMEOUT
+        )
         state = reply.body if isinstance(reply, Response) and reply.status == 200 else None
         self._collect_task_errors(state)
 

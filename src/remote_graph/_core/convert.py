@@ -108,14 +108,18 @@ class WireConverter:
         held, self._held = self._held, []
         return held
 
-    def _convert(self, method: str, ns: Namespace, params: Mapping[str, Any], data: Any) -> tuple[list[Part], list[Part]]:
+    def _convert(
+        self, method: str, ns: Namespace, params: Mapping[str, Any], data: Any
+    ) -> tuple[list[Part], list[Part]]:
         """The parts of one event, after the node-returned messages owed before them."""
         if method == "values":
             interrupts = self._interrupts(ns, params.get("interrupts"))
             self._steps[ns] = self._steps.get(ns, 0) + 1
             self._updated.pop(ns, None)
             values = revive(data)
-            return self._returned.from_values(ns, values), [{"type": "values", "ns": ns, "data": values, "interrupts": interrupts}]
+            return self._returned.from_values(ns, values), [
+                {"type": "values", "ns": ns, "data": values, "interrupts": interrupts}
+            ]
         if method == "updates":
             if isinstance(data, Mapping):
                 self._updated.setdefault(ns, []).extend(k for k in data if isinstance(k, str) and k != "__interrupt__")
@@ -204,7 +208,9 @@ class WireConverter:
         read: the node stays unknown)."""
         node: Any = None
         if state is not None:
-            calls = [name for name in strangers(state, ns, self._updated.get(ns, ())) if name not in (self._nodes or ())]
+            calls = [
+                name for name in strangers(state, ns, self._updated.get(ns, ())) if name not in (self._nodes or ())
+            ]
             answer = step_node(state, ns, message_id, calls)
             node = _AHEAD if answer.ahead else answer.node
         self._step_nodes[self._step_key(ns)] = node
@@ -234,7 +240,11 @@ class WireConverter:
             self._message_nodes[ns] = None if node is _AHEAD else node
             self._returned.streamed(data.get("id", data.get("message_id")))
         key = self._message_keys.get(ns, "|".join(ns))
-        metadata = {"langgraph_node": self._message_nodes.get(ns), "langgraph_checkpoint_ns": "|".join(ns), "run_id": key}
+        metadata = {
+            "langgraph_node": self._message_nodes.get(ns),
+            "langgraph_checkpoint_ns": "|".join(ns),
+            "run_id": key,
+        }
         if node is _AHEAD and isinstance(data.get("id"), str):
             # Held (with every part after it) until the wire names the writer.
             self._awaited.append(_Awaited(ns, data["id"], metadata))
@@ -277,7 +287,12 @@ class WireConverter:
                 {
                     "type": "tasks",
                     "ns": ns[:-1],
-                    "data": {"id": task_id, "name": segment_name, "input": {"tool_call": {"id": cause["tool_call_id"]}}, "triggers": ()},
+                    "data": {
+                        "id": task_id,
+                        "name": segment_name,
+                        "input": {"tool_call": {"id": cause["tool_call_id"]}},
+                        "triggers": (),
+                    },
                 }
             )
         parts.append({"type": "tasks", "ns": ns, "data": start})

@@ -162,7 +162,11 @@ class EventReader:
         for run_id, start in reversed(list(self._open.items())):
             if run_id == root:
                 continue
-            end = {**start, "event": start["event"].replace("_start", "_end"), "data": {"input": start["data"].get("input"), "output": None}}
+            end = {
+                **start,
+                "event": start["event"].replace("_start", "_end"),
+                "data": {"input": start["data"].get("input"), "output": None},
+            }
             if self.filters.keeps(end):
                 out.append(end)
         self._open.clear()

@@ -86,7 +86,9 @@ def answer_error(reply: Response, doing: str, expected: str = "JSON") -> RemoteG
     else:
         kind = f"content type {reply.content_type!r}" if reply.content_type else "no content type"
         came = f"{kind}, beginning {quoted(str(reply.body))}"
-    return RemoteProtocolError(f"{doing}: the server answered {status_line(status)} with {came}, where {expected} was due", status=status)
+    return RemoteProtocolError(
+        f"{doing}: the server answered {status_line(status)} with {came}, where {expected} was due", status=status
+    )
 
 
 def reply_or_raise(reply: Response | Broken, doing: str, *, allow: tuple[int, ...] = ()) -> Response:

@@ -139,7 +139,12 @@ class NestedRun:
         if self._opened:
             return []
         self._opened = True
-        start: dict[str, Any] = {"id": self.key_prefix, "name": self.caller_ns[-1].partition(":")[0], "input": None, "triggers": ()}
+        start: dict[str, Any] = {
+            "id": self.key_prefix,
+            "name": self.caller_ns[-1].partition(":")[0],
+            "input": None,
+            "triggers": (),
+        }
         if self.metadata:
             start["metadata"] = self.metadata
         return [(self.caller_ns, "tasks", start)]

@@ -102,5 +102,9 @@ class ReturnedMessages:
 
     def _part(self, ns: Namespace, node: str | None, message: BaseMessage) -> Part:
         self._count += 1
-        metadata = {"langgraph_node": node, "langgraph_checkpoint_ns": "|".join(ns), "run_id": f"returned#{self._count}"}
+        metadata = {
+            "langgraph_node": node,
+            "langgraph_checkpoint_ns": "|".join(ns),
+            "run_id": f"returned#{self._count}",
+        }
         return {"type": "messages", "ns": ns, "data": (message, metadata)}

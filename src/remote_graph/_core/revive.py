@@ -97,4 +97,8 @@ def messages_in(value: Any) -> list[BaseMessage]:
 
 def same_message(a: BaseMessage, b: BaseMessage) -> bool:
     """Whether two messages are one message written twice (its id aside)."""
-    return type(a) is type(b) and a.content == b.content and getattr(a, "tool_call_id", None) == getattr(b, "tool_call_id", None)
+    return (
+        type(a) is type(b)
+        and a.content == b.content
+        and getattr(a, "tool_call_id", None) == getattr(b, "tool_call_id", None)
+    )

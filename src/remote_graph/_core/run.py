@@ -54,6 +54,7 @@ from remote_graph._core.sse import SSEDecoder
 from remote_graph._core.state import Follow, Phase, RunState, RunStatus, Signal, status_from_server
 from remote_graph._core.v3_wire import V3Wire
 from remote_graph._core.wire import Part, Wire
+from remote_graph._private import sdk_orjson_default
 from remote_graph.errors import RemoteConnectionError, RemoteGraphError, RemoteProtocolError, RemoteTimeoutError
 
 __all__ = ["Conversation", "RunDriver"]
@@ -70,6 +71,8 @@ _SSE = "text/event-stream"
 _RECEIVE = Receive()
 # Answers of a proxy or a restarting server: worth another try.
 _RETRYABLE = frozenset({502, 503, 504})
+# A run the server has not ended yet.
+_ACTIVE = ("pending", "running")
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,14 +219,19 @@ class RunDriver:
         except BaseException as exc:
             self._fail(exc)
         reply = yield start
-        self._check_sent(reply, "starting the run")
-        if reply.status != 200 or not reply.content_type.startswith(_SSE):
-            self._fail(answer_error(reply, "starting the run", f"the run's event stream ({_SSE!r})"))
-        # The run's stream opened with it: its id is in the stream's location
-        # (and in the stream's first, ``metadata`` frame).
-        self._learn_run_id(reply.location)
-        self.state.move(RunStatus.RUNNING)
-        self.follow.on(Signal.OPENED)
+        if isinstance(reply, Broken) and not (reply.local or reply.unreachable):
+            # The start may have reached the server and the run be going, with
+            # its answer (and the run's id) lost on the way back.
+            yield from self._find_lost_start(reply, start.json)
+        else:
+            self._check_sent(reply, "starting the run")
+            if reply.status != 200 or not reply.content_type.startswith(_SSE):
+                self._fail(answer_error(reply, "starting the run", f"the run's event stream ({_SSE!r})"))
+            # The run's stream opened with it: its id is in the stream's location
+            # (and in the stream's first, ``metadata`` frame).
+            self._learn_run_id(reply.location)
+            self.state.move(RunStatus.RUNNING)
+            self.follow.on(Signal.OPENED)
         try:
             for part in self.wire.reconnected():
                 yield part
@@ -239,6 +247,42 @@ class RunDriver:
                 # the run failed all the same, and may still be going.
                 self._fail(exc)
             raise
+
+    def _find_lost_start(self, broken: Broken, sent: Any) -> Conversation:
+        """Find the run a start whose answer was lost may have started, and
+        follow it from its first event (its stream is lost: the backoff
+        reopens it), or fail saying what is known.
+
+        The run is the thread's one active run, when no other could be: the
+        thread is this run's own (the caller named none), or the caller's
+        with the default multitask strategy (``reject``: a second active run
+        is refused), and the run's record holds the input and command this
+        start sent (a run that was going already holds its own). Otherwise,
+        or when none is active, the run cannot be told apart, and the start
+        fails with its transport error.
+        """
+        reply = yield Request("GET", f"{self._thread_path}/runs", params={"limit": "10"})
+        runs = reply.body if isinstance(reply, Response) and reply.status == 200 else None
+        active = (
+            [run for run in runs if isinstance(run, Mapping) and run.get("status") in _ACTIVE]
+            if isinstance(runs, list)
+            else []
+        )
+        alone = not self.plan.thread_given or self.plan.options.multitask_strategy in (None, "reject")
+        if len(active) != 1 or not alone or not active[0].get("run_id") or not _started_by(active[0], sent):
+            if not isinstance(runs, list):
+                known = "whether it started is unknown"
+            elif not active:
+                known = "the thread has no run going: it never started, or already ended"
+            else:
+                known = "which of the thread's runs going is its cannot be told"
+            self._fail(
+                _transport_error(broken, f"while starting the run (its answer was lost; {known})"), reachable=False
+            )
+        logger.debug("run start lost (%s); following active run %s", broken.detail, active[0]["run_id"])
+        self._named(str(active[0]["run_id"]))
+        self.state.move(RunStatus.RUNNING)
+        self.follow.on(Signal.LOST)
 
     def _learn_run_id(self, location: str | None) -> None:
         """``/threads/{id}/runs/{run_id}[/stream]`` names the run."""
@@ -288,7 +332,11 @@ class RunDriver:
             if phase is Phase.OPENING:
                 if self.run_id is None:
                     follow.on(Signal.REFUSED)
-                    self._fail(RemoteProtocolError("the server never named the run it started, so its stream cannot be resumed"))
+                    self._fail(
+                        RemoteProtocolError(
+                            "the server never named the run it started, so its stream cannot be resumed"
+                        )
+                    )
                 opened_at = self._clock()
                 reply = yield OpenStream(f"{self.run_path}/stream", cursor.last_event_id)
                 if isinstance(reply, Broken) or reply.status in _RETRYABLE:
@@ -298,7 +346,11 @@ class RunDriver:
                     follow.on(Signal.LOST)
                 elif reply.status != 200 or not reply.content_type.startswith(_SSE):
                     follow.on(Signal.REFUSED)
-                    self._fail(answer_error(reply, f"opening the event stream of run {self.run_id}", f"an event stream ({_SSE!r})"))
+                    self._fail(
+                        answer_error(
+                            reply, f"opening the event stream of run {self.run_id}", f"an event stream ({_SSE!r})"
+                        )
+                    )
                 else:
                     for part in self.wire.reconnected():
                         yield part
@@ -334,7 +386,9 @@ class RunDriver:
                 if delay is None:
                     follow.on(Signal.GIVE_UP)
                     broken = loss.broken
-                    self._fail(retry.gave_up(self.run_id, broken), reachable=not (broken is not None and broken.unreachable))
+                    self._fail(
+                        retry.gave_up(self.run_id, broken), reachable=not (broken is not None and broken.unreachable)
+                    )
                 logger.debug("run %s: event stream lost (%s); reconnecting in %.2fs", self.run_id, loss.broken, delay)
                 yield Sleep(delay)
                 follow.on(Signal.RETRY)
@@ -451,7 +505,9 @@ class RunDriver:
         if isinstance(reply, Broken) or reply.status not in (200, 404):
             logger.warning("could not learn how remote run %s ended", self.run_id)
             return
-        status = status_from_server(reply.body if reply.status == 200 else None, raised_interrupts=bool(self.wire.interrupts))
+        status = status_from_server(
+            reply.body if reply.status == 200 else None, raised_interrupts=bool(self.wire.interrupts)
+        )
         if status is not None:
             self.state.move(status)
 
@@ -505,6 +561,21 @@ def _metadata_run_id(data: str) -> str:
         return ""
     run_id = metadata.get("run_id") if isinstance(metadata, dict) else None
     return run_id if isinstance(run_id, str) else ""
+
+
+def _started_by(record: Mapping[str, Any], sent: Any) -> bool:
+    """Whether the run ``record`` describes is the one a start that sent ``sent`` made."""
+    kwargs = record.get("kwargs")
+    if not isinstance(kwargs, Mapping) or not isinstance(sent, Mapping):
+        return False
+    try:
+        # As the server read them: the start's JSON, decoded.
+        wire = orjson.loads(
+            orjson.dumps({"input": sent.get("input"), "command": sent.get("command")}, sdk_orjson_default)
+        )
+    except TypeError:
+        return False
+    return bool(kwargs.get("input") == wire["input"] and kwargs.get("command") == wire["command"])
 
 
 def _transport_error(broken: Broken, doing: str) -> RemoteConnectionError:

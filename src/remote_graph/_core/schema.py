@@ -132,7 +132,9 @@ def learn_schemas(assistant_id: str, schemas: GraphSchemas) -> Generator[Request
             return
         assistant_id = str(found[0]["assistant_id"])
     doing = f"reading the schemas of assistant {assistant_id}"
-    reply = reply_or_raise((yield Request("GET", f"/assistants/{quote(assistant_id, safe='')}/schemas")), doing, allow=_UNSEEN)
+    reply = reply_or_raise(
+        (yield Request("GET", f"/assistants/{quote(assistant_id, safe='')}/schemas")), doing, allow=_UNSEEN
+    )
     schemas.learn(None if reply.status in _UNSEEN else json_body(reply, doing))
     schemas.assistant_id = assistant_id
 

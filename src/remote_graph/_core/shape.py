@@ -150,8 +150,11 @@ class Shaper:
     def wants(self, mode: str) -> bool:
         modes = self.stream_mode
         prints = self.print_mode
-        return mode == modes or (isinstance(modes, list) and mode in modes) or mode == prints or (
-            isinstance(prints, list) and mode in prints
+        return (
+            mode == modes
+            or (isinstance(modes, list) and mode in modes)
+            or mode == prints
+            or (isinstance(prints, list) and mode in prints)
         )
 
     def shape(self, part: Part) -> list[Any]:

@@ -77,7 +77,9 @@ def _metadata(metadata: Any) -> Any:
 def _error(error: Any) -> Any:
     """A failed task's error as a local snapshot holds it: the exception's repr, a string."""
     if isinstance(error, Mapping):
-        rebuilt = remote_exception(error.get("error") if isinstance(error.get("error"), str) else None, str(error.get("message", "")))
+        rebuilt = remote_exception(
+            error.get("error") if isinstance(error.get("error"), str) else None, str(error.get("message", ""))
+        )
         return repr(rebuilt)
     return error
 
@@ -127,5 +129,3 @@ def _task(task: Mapping[str, Any], reader: ChunkReader, ns: Namespace) -> Pregel
         state=state,
         result=reader.state(ns, result) if result is not None else None,
     )
-
-

@@ -82,7 +82,9 @@ def node_names(graph: Any) -> frozenset[str]:
     """Node names of a graph drawing (with ``xray``, a subgraph's nodes are ``sub:node``)."""
     nodes = graph.get("nodes") if isinstance(graph, Mapping) else None
     return frozenset(
-        str(node["id"]).rpartition(":")[2] for node in nodes or () if isinstance(node, Mapping) and node.get("id") is not None
+        str(node["id"]).rpartition(":")[2]
+        for node in nodes or ()
+        if isinstance(node, Mapping) and node.get("id") is not None
     )
 
 

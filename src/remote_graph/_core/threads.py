@@ -64,11 +64,15 @@ def checkpoint_of(config: Mapping[str, Any]) -> dict[str, Any]:
     return {key: configurable[key] for key in _COORDINATES if configurable.get(key) is not None}
 
 
-def read_state(thread_path: str, config: Mapping[str, Any], reader: ChunkReader, *, subgraphs: bool) -> Talk[StateSnapshot]:
+def read_state(
+    thread_path: str, config: Mapping[str, Any], reader: ChunkReader, *, subgraphs: bool
+) -> Talk[StateSnapshot]:
     """``get_state``: the thread's latest state, or the checkpoint the config names."""
     checkpoint = checkpoint_of(config)
     if set(checkpoint) - {"thread_id"}:
-        request = Request("POST", f"{thread_path}/state/checkpoint", json={"checkpoint": checkpoint, "subgraphs": subgraphs})
+        request = Request(
+            "POST", f"{thread_path}/state/checkpoint", json={"checkpoint": checkpoint, "subgraphs": subgraphs}
+        )
     else:
         request = Request("GET", f"{thread_path}/state", params={"subgraphs": "true"} if subgraphs else None)
     doing = "reading the thread's state"
@@ -153,7 +157,9 @@ def update_state(
     if _no_thread(reply, doing):
         # A local graph writes a thread's first checkpoint; the server needs the thread first.
         yield from _create_thread(thread_id, schemas, assistant_id)
-        reply = reply_or_raise((yield Request("POST", f"{thread_path}/state", json=body)), "updating the thread's state")
+        reply = reply_or_raise(
+            (yield Request("POST", f"{thread_path}/state", json=body)), "updating the thread's state"
+        )
     answer = json_body(reply, "updating the thread's state")
     written = checkpoint_config(answer.get("checkpoint"))
     if written is None:
@@ -188,5 +194,7 @@ def bulk_update(
 def _update(update: Any) -> dict[str, Any]:
     values, as_node, task_id = (*update, None)[:3] if isinstance(update, tuple) else (update, None, None)
     if task_id is not None:
-        raise NotImplementedError("RemoteGraph.bulk_update_state cannot honour a StateUpdate's task_id: the server's updates take none.")
+        raise NotImplementedError(
+            "RemoteGraph.bulk_update_state cannot honour a StateUpdate's task_id: the server's updates take none."
+        )
     return {"values": values, **({"as_node": as_node} if as_node is not None else {})}

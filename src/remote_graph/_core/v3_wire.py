@@ -70,7 +70,9 @@ class V3Wire:
         try:
             envelope = orjson.loads(frame.data)
         except orjson.JSONDecodeError:
-            raise RemoteProtocolError(f"{self.run_label} sent an event that is not JSON: {frame.data[:200]!r}") from None
+            raise RemoteProtocolError(
+                f"{self.run_label} sent an event that is not JSON: {frame.data[:200]!r}"
+            ) from None
         if not isinstance(envelope, dict) or envelope.get("type") != "event":
             return None
         seq = envelope.get("seq")
