@@ -1,9 +1,9 @@
-"""One guard around the ``RemoteGraph`` methods that talk to the server through the SDK.
+"""One guard around every ``RemoteGraph`` method that takes a config.
 
-langgraph's ``RemoteGraph`` methods (``invoke``, ``stream``, ``get_state``,
-``update_state``, ...) index into ``config`` before checking it and let the
-SDK's httpx errors through. ``guard_methods`` wraps each of them once, keeping
-its kind (function, coroutine, generator, async generator), so that:
+The methods run on the library's own data path (the runs, the thread
+methods) or, for ``get_graph`` / ``aget_graph``, through the SDK's client.
+``guard_methods`` wraps each of them once, keeping its kind (function,
+coroutine, generator, async generator), so that, whichever path it takes:
 
 * ``config`` must be a mapping (and its ``configurable`` and ``metadata``
   mappings) or the call fails with a ``TypeError`` naming it;
