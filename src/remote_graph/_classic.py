@@ -22,18 +22,17 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import merge_configs
 from langgraph.types import Command
 
 from remote_graph._aio import AsyncRunSource
 from remote_graph._core.classic import CallView, ChunkReader
 from remote_graph._core.classic_wire import ClassicWire
-from remote_graph._core.commands import RunOptions, StartPlan, wire_config
+from remote_graph._core.commands import RunOptions
 from remote_graph._core.events import EventFilters, EventReader
 from remote_graph._core.revive import messages_in
 from remote_graph._core.run import RunDriver
 from remote_graph._core.shape import CLASSIC_MODES, OutputKeys, Shaper, server_modes
-from remote_graph._core.thread_ids import server_thread_id, thread_name
+from remote_graph._core.thread_ids import thread_name
 from remote_graph._sync import SyncRunSource
 
 if TYPE_CHECKING:
@@ -147,16 +146,8 @@ class ClassicCall:
         modes: tuple[str, ...],
         subgraphs: bool,
     ) -> RunDriver:
-        merged = merge_configs(graph.config, config)
-        thread_id, wire, thread_given = wire_config(merged, lambda value: server_thread_id(value, graph.map_thread_id))
-        plan = StartPlan(
-            assistant_id=graph.assistant_id,
-            input=input,
-            config=wire,
-            options=options,
-            thread_given=thread_given,
-            stream_mode=modes,
-            stream_subgraphs=subgraphs,
+        plan, merged, thread_id, thread_given = graph._plan(
+            input, config, options, stream_mode=modes, stream_subgraphs=subgraphs
         )
         own = {*((merged.get("metadata") or {}).keys()), *((merged.get("configurable") or {}).keys())}
         own.discard("thread_id")

@@ -618,13 +618,27 @@ class RemoteGraph(_UpstreamRemoteGraph):
         ]
         return StreamMux(factories=factories, scope=(), is_async=is_async)
 
-    def _driver(self, input: Any, config: RunnableConfig | None, options: RunOptions) -> tuple[RunDriver, str]:
-        """The run's driver, on the server thread, and the thread id the caller knows it by."""
+    def _plan(
+        self, input: Any, config: RunnableConfig | None, options: RunOptions, **stream: Any
+    ) -> tuple[StartPlan, RunnableConfig, str, bool]:
+        """How a root run of this graph starts (v3 and classic alike): its plan, the
+        call's config merged over the graph's, the server thread, and whether the
+        caller named it. ``stream`` holds a classic run's stream settings."""
         merged = merge_configs(self.config, config)
         thread_id, wire, thread_given = wire_config(merged, lambda value: server_thread_id(value, self.map_thread_id))
         plan = StartPlan(
-            assistant_id=self.assistant_id, input=input, config=wire, options=options, thread_given=thread_given
+            assistant_id=self.assistant_id,
+            input=input,
+            config=wire,
+            options=options,
+            thread_given=thread_given,
+            **stream,
         )
+        return plan, merged, thread_id, thread_given
+
+    def _driver(self, input: Any, config: RunnableConfig | None, options: RunOptions) -> tuple[RunDriver, str]:
+        """The v3 run's driver, on the server thread, and the thread id the caller knows it by."""
+        plan, merged, thread_id, thread_given = self._plan(input, config, options)
         name = thread_name(merged["configurable"]["thread_id"]) if thread_given else thread_id
         return RunDriver(plan, thread_id, timeouts=self.timeouts, limits=self.limits), name
 
