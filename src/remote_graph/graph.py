@@ -501,42 +501,24 @@ class RemoteGraph(_UpstreamRemoteGraph):
                 honoured; ``control``, ``params`` and unknown keywords raise
                 ``NotImplementedError`` naming them.
         """
-        run_kwargs = {
-            "context": context,
-            "interrupt_before": interrupt_before,
-            "interrupt_after": interrupt_after,
-            "durability": durability,
-            **kwargs,
-        }
-        nested = NestedCall.start(
-            self,
+        call = self._stream_call(
             input,
             config,
-            {
-                **run_kwargs,
-                "stream_mode": stream_mode,
-                "print_mode": print_mode,
-                "subgraphs": subgraphs,
-                "version": version,
-            },
-            streaming=True,
+            dict(
+                context=context,
+                stream_mode=stream_mode,
+                print_mode=print_mode,
+                interrupt_before=interrupt_before,
+                interrupt_after=interrupt_after,
+                durability=durability,
+                subgraphs=subgraphs,
+                debug=debug,
+                version=version,
+            ),
+            kwargs,
+            "stream()",
         )
-        if nested is not None:
-            yield from nested.iterate()
-            return
-        call = ClassicCall.start(
-            self,
-            input,
-            config,
-            stream_mode=stream_mode,
-            print_mode=print_mode,
-            subgraphs=subgraphs,
-            debug=debug,
-            version=version,
-            kwargs=run_kwargs,
-            method="stream()",
-        )
-        yield from call.iterate(self)
+        yield from call.iterate() if isinstance(call, NestedCall) else call.iterate(self)
 
     async def astream(  # type: ignore[override]
         self,
@@ -555,47 +537,50 @@ class RemoteGraph(_UpstreamRemoteGraph):
         **kwargs: Any,
     ) -> AsyncGenerator[Any, None]:
         """Async variant of ``stream``; cancelling it, or closing it early, cancels the run."""
-        run_kwargs = {
-            "context": context,
-            "interrupt_before": interrupt_before,
-            "interrupt_after": interrupt_after,
-            "durability": durability,
-            **kwargs,
-        }
-        nested = NestedCall.start(
-            self,
+        call = self._stream_call(
             input,
             config,
-            {
-                **run_kwargs,
-                "stream_mode": stream_mode,
-                "print_mode": print_mode,
-                "subgraphs": subgraphs,
-                "version": version,
-            },
-            streaming=True,
-        )
-        if nested is not None:
-            async with aclosing(nested.aiterate()) as nested_chunks:
-                async for chunk in nested_chunks:
-                    yield chunk
-            return
-        call = ClassicCall.start(
-            self,
-            input,
-            config,
-            stream_mode=stream_mode,
-            print_mode=print_mode,
-            subgraphs=subgraphs,
-            debug=debug,
-            version=version,
-            kwargs=run_kwargs,
-            method="astream()",
+            dict(
+                context=context,
+                stream_mode=stream_mode,
+                print_mode=print_mode,
+                interrupt_before=interrupt_before,
+                interrupt_after=interrupt_after,
+                durability=durability,
+                subgraphs=subgraphs,
+                debug=debug,
+                version=version,
+            ),
+            kwargs,
+            "astream()",
         )
         # Closed with the caller's generator: an async for does not close what it iterates.
-        async with aclosing(call.aiterate(self)) as chunks:
+        chunks = call.aiterate() if isinstance(call, NestedCall) else call.aiterate(self)
+        async with aclosing(chunks):
             async for chunk in chunks:
                 yield chunk
+
+    def _stream_call(
+        self, input: Any, config: RunnableConfig | None, named: dict[str, Any], kwargs: dict[str, Any], method: str
+    ) -> NestedCall | ClassicCall:
+        """The run a ``stream()`` / ``astream()`` call starts: a child run of the local
+        parent task the config names, or a root classic run (nothing is sent yet).
+
+        Args:
+            named: The call's named arguments (``stream_mode``, ``context``, ...).
+            kwargs: The rest, checked by the run.
+            method: The method's name, for error messages.
+        """
+        shape = {key: named.pop(key) for key in ("stream_mode", "print_mode", "subgraphs", "debug", "version")}
+        run_kwargs = {**named, **kwargs}
+        nested_kwargs = {
+            **run_kwargs,
+            **{key: shape[key] for key in ("stream_mode", "print_mode", "subgraphs", "version")},
+        }
+        nested = NestedCall.start(self, input, config, nested_kwargs, streaming=True)
+        if nested is not None:
+            return nested
+        return ClassicCall.start(self, input, config, **shape, kwargs=run_kwargs, method=method)
 
     # --- v3 --------------------------------------------------------------------
 
