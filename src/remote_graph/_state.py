@@ -24,7 +24,7 @@ from remote_graph._core.actions import Broken, Request, Response
 from remote_graph._core.classic import CallView, ChunkReader
 from remote_graph._core.failure import json_body, reply_or_raise
 from remote_graph._core.schema import learn_schemas
-from remote_graph._core.threads import HISTORY_PAGE, bulk_update, history_page, history_pages, read_state, update_state
+from remote_graph._core.threads import HistoryPager, bulk_update, history_page, read_state, update_state
 from remote_graph._sync import SyncRequests
 
 if TYPE_CHECKING:
@@ -154,21 +154,10 @@ class ThreadCalls:
     ) -> Iterator[StateSnapshot]:
         merged, _, path, reader = self._target(config)
         requests = self.sync(headers)
-
-        def pages() -> Iterator[list[StateSnapshot]]:
-            cursor: Mapping[str, Any] | None = before
-            first = True
-            while True:
-                page_size = HISTORY_PAGE if limit is None else min(limit, HISTORY_PAGE)
-                talk = history_page(path, merged, reader, limit=page_size, before=cursor, filter=filter)
-                page = requests.run(self._with_schemas(talk) if first else talk)
-                first = False
-                yield page
-                if not page:
-                    return
-                cursor = page[-1].config
-
-        return history_pages(pages(), limit)
+        pager = HistoryPager(limit, before)
+        while (ask := pager.next_page()) is not None:
+            talk = history_page(path, merged, reader, limit=ask[0], before=ask[1], filter=filter)
+            yield from pager.take(requests.run(self._with_schemas(talk) if pager.first else talk), ask[0])
 
     async def history_pages_async(
         self,
@@ -181,19 +170,11 @@ class ThreadCalls:
     ) -> AsyncIterator[StateSnapshot]:
         merged, _, path, reader = self._target(config)
         requests = self.async_(headers)
-        cursor: Mapping[str, Any] | None = before
-        first, count = True, 0
-        while True:
-            page_size = HISTORY_PAGE if limit is None else min(limit - count, HISTORY_PAGE)
-            talk = history_page(path, merged, reader, limit=page_size, before=cursor, filter=filter)
-            page = await requests.run(self._with_schemas(talk) if first else talk)
-            first = False
-            for state in page:
-                count += 1
+        pager = HistoryPager(limit, before)
+        while (ask := pager.next_page()) is not None:
+            talk = history_page(path, merged, reader, limit=ask[0], before=ask[1], filter=filter)
+            for state in pager.take(await requests.run(self._with_schemas(talk) if pager.first else talk), ask[0]):
                 yield state
-            if len(page) < page_size or (limit is not None and count >= limit):
-                return
-            cursor = page[-1].config
 
     def subgraphs(self, namespace: str | None, recurse: bool) -> Talk[list[tuple[str, RemoteSubgraph]]]:
         """``get_subgraphs``: the deployed graph's subgraphs, by namespace, as the server describes them."""

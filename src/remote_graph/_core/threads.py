@@ -14,7 +14,7 @@ writes to it, as a local write starts a thread's first checkpoint.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
@@ -109,17 +109,40 @@ def history_page(
     return [snapshot(state, reader) for state in states if isinstance(state, Mapping)]
 
 
-def history_pages(pages: Iterator[list[StateSnapshot]], limit: int | None) -> Iterator[StateSnapshot]:
-    """Snapshots from successive pages, up to ``limit`` (all of them when ``None``)."""
-    count = 0
-    for page in pages:
-        for state in page:
-            if limit is not None and count >= limit:
-                return
-            count += 1
-            yield state
-        if len(page) < HISTORY_PAGE:
-            return
+class HistoryPager:
+    """Which pages of a thread's history to ask for, and which snapshots to hand
+    out, for ``get_state_history`` with a ``limit`` (``None``: all of them).
+
+    The server answers in pages of at most ``HISTORY_PAGE``; each page after
+    the first starts before the last snapshot of the one before. The shells
+    ask for ``next_page()`` until it is ``None``, and yield what ``take`` gives.
+    """
+
+    def __init__(self, limit: int | None, before: Mapping[str, Any] | None) -> None:
+        self._left = limit
+        self._before = before
+        self._done = limit is not None and limit <= 0
+        self.first = True
+        """No page was taken yet (the first one also learns the graph's schemas)."""
+
+    def next_page(self) -> tuple[int, Mapping[str, Any] | None] | None:
+        """The next page's size and its ``before``, or ``None`` when the history is done."""
+        if self._done:
+            return None
+        size = HISTORY_PAGE if self._left is None else min(self._left, HISTORY_PAGE)
+        return size, self._before
+
+    def take(self, page: list[StateSnapshot], size: int) -> list[StateSnapshot]:
+        """The snapshots of the page asked for with ``size`` to hand out."""
+        self.first = False
+        page = page if self._left is None else page[: self._left]
+        if self._left is not None:
+            self._left -= len(page)
+        # A short page is the history's end; so is the limit.
+        self._done = len(page) < size or self._left == 0 or not page
+        if page:
+            self._before = page[-1].config
+        return page
 
 
 def _create_thread(thread_id: str, schemas: GraphSchemas, assistant_id: str, supersteps: Any = None) -> Talk[Response]:
