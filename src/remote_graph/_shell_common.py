@@ -254,40 +254,48 @@ def check_answers(client: httpx.Client) -> None:
     """Give ``client`` the answer check (once): a redirect it does not follow,
     or a success with an empty or non-JSON body where JSON is due, raises a
     ``RemoteProtocolError`` with the status, instead of reaching the SDK."""
-    hooks = client.event_hooks
-    if any(getattr(hook, "_remote_graph_check", False) for hook in hooks.get("response", ())):
+    if _checked(client):
         return
     owner = weakref.ref(client)
 
     def check(response: httpx.Response) -> None:
         if _wants_body(response) and not _own(response):
             response.read()
-        client_now = owner()
-        error = _judge(response, client_now is not None and client_now.follow_redirects)
-        if error is not None:
-            raise error
+        _raise_if_unusable(response, owner())
 
-    _mark(check)
-    client.event_hooks = {**hooks, "response": [*hooks.get("response", ()), check]}
+    _add_check(client, check)
 
 
 def acheck_answers(client: httpx.AsyncClient) -> None:
     """``check_answers`` for an async client."""
-    hooks = client.event_hooks
-    if any(getattr(hook, "_remote_graph_check", False) for hook in hooks.get("response", ())):
+    if _checked(client):
         return
     owner = weakref.ref(client)
 
     async def check(response: httpx.Response) -> None:
         if _wants_body(response) and not _own(response):
             await response.aread()
-        client_now = owner()
-        error = _judge(response, client_now is not None and client_now.follow_redirects)
-        if error is not None:
-            raise error
+        _raise_if_unusable(response, owner())
 
+    _add_check(client, check)
+
+
+def _checked(client: httpx.Client | httpx.AsyncClient) -> bool:
+    """Whether ``client`` carries the answer check already."""
+    return any(getattr(hook, "_remote_graph_check", False) for hook in client.event_hooks.get("response", ()))
+
+
+def _add_check(client: httpx.Client | httpx.AsyncClient, check: Callable[[httpx.Response], Any]) -> None:
     _mark(check)
+    hooks = client.event_hooks
     client.event_hooks = {**hooks, "response": [*hooks.get("response", ()), check]}
+
+
+def _raise_if_unusable(response: httpx.Response, client: httpx.Client | httpx.AsyncClient | None) -> None:
+    # The client is weakly held: a hook must not keep it alive.
+    error = _judge(response, client is not None and client.follow_redirects)
+    if error is not None:
+        raise error
 
 
 def _own(response: httpx.Response) -> bool:
