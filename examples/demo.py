@@ -3,7 +3,9 @@
 Starts the embedded LangGraph server (``langgraph dev``) on a free port, then
 runs the ``chat`` and ``gate`` graphs from ``app/graphs.py`` twice each: as a
 local compiled graph and as a ``RemoteGraph`` deployed on that server. The
-function that consumes the run does not know which one it was handed.
+functions that use the graph do not know which one they were handed: a v3 run
+stream, then the methods most code calls (``stream`` in ``messages`` mode,
+``invoke``, ``get_state``), whose results are the same objects either way.
 
 Run from the repo root:  python examples/demo.py
 """
@@ -54,6 +56,20 @@ def approval(graph: Any, label: str) -> Any:
     return resumed.output
 
 
+def classic(graph: Any, label: str) -> Any:
+    """The methods most code calls: stream tokens, invoke, then read the thread's state."""
+    config = {"configurable": {"thread_id": str(uuid.uuid4())}}
+    tokens = [
+        chunk.text for chunk, _ in graph.stream({"messages": [HumanMessage("hi")]}, config, stream_mode="messages")
+    ]
+    answer = graph.invoke({"messages": [HumanMessage("again")]}, config)["messages"][-1]
+    state = graph.get_state(config)
+    kinds = [type(m).__name__ for m in state.values["messages"]]
+    print(f"  {label:<7} stream tokens={tokens}")
+    print(f"  {label:<7} invoke -> {type(answer).__name__}({answer.text!r}); get_state messages={kinds}")
+    return tokens, answer.text, kinds
+
+
 def main() -> int:
     with LangGraphDevServer(ROOT / "app" / "langgraph.json") as server:
         print(f"embedded LangGraph server at {server.url}\n")
@@ -71,7 +87,10 @@ def main() -> int:
         print("\ngate: interrupt, then Command(resume=...)")
         local_out = approval(pairs["gate"][0], "local")
         remote_out = approval(pairs["gate"][1], "remote")
-        same = local_tokens == remote_tokens and local_out == remote_out
+        print("\nchat: stream(stream_mode='messages'), invoke, get_state")
+        local_classic = classic(pairs["chat"][0], "local")
+        remote_classic = classic(pairs["chat"][1], "remote")
+        same = local_tokens == remote_tokens and local_out == remote_out and local_classic == remote_classic
         print(f"\nlocal and remote agree: {same}")
         return 0 if same else 1
 
