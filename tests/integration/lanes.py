@@ -38,6 +38,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.pregel import Pregel
 from langgraph.types import Interrupt
+from langgraph_sdk.client import SyncLangGraphClient
 
 from remote_graph import RemoteGraph
 
@@ -519,6 +520,28 @@ class LocalAsync(AsyncLane):
 
 class RemoteAsync(AsyncLane):
     kind = "remote"
+
+
+class _NoStateReads(httpx.BaseTransport):
+    """Sends every request on to the server, but answers each read of a thread's state with a 503."""
+
+    def __init__(self) -> None:
+        self._inner = httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "GET" and request.url.path.endswith("/state"):
+            return httpx.Response(503, json={"detail": "this client reads no thread state"})
+        return self._inner.handle_request(request)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def remote_without_state_reads(name: str, server_url: str) -> RemoteGraph:
+    """A ``RemoteGraph`` (sync API only) that cannot read a thread's state: the
+    case where a message's node cannot be named at its start."""
+    http = httpx.Client(base_url=server_url, transport=_NoStateReads(), timeout=30)
+    return RemoteGraph(name, sync_client=SyncLangGraphClient(http))
 
 
 # Inputs the served graphs take, shared by the scenario modules.

@@ -286,3 +286,25 @@ def test_probe_a_subgraph_of_a_deployed_graph_cannot_run_on_its_own(server_url: 
     assert set(subgraphs) == {"sub", "sub|gc"}
     with pytest.raises(NotImplementedError, match="subgraph 'sub'.*runs only deployed graphs"):
         subgraphs["sub"].invoke({"x": 1, "log": []})
+
+
+def test_probe_state_is_json_on_the_way_back(server_url: str) -> None:
+    """A tuple and a dataclass in the state: locally the output holds them as they
+    are (and ``get_state``, read from the checkpoint, the tuple as a list); remotely
+    both are JSON: a list and a dict."""
+    import uuid
+
+    import graphs
+
+    from remote_graph import RemoteGraph
+    from tests.integration.lanes import local_twin
+
+    given = {"seen": [("a", 1), graphs.Settings(user="ada")]}
+    local, remote = local_twin("context"), RemoteGraph("context", url=server_url)
+    config = {"configurable": {"thread_id": str(uuid.uuid4())}}
+    assert local.invoke(given, config, context={"user": "ada"})["seen"][:2] == given["seen"]
+    assert local.get_state(config).values["seen"][:2] == [["a", 1], graphs.Settings(user="ada")]
+    config = {"configurable": {"thread_id": str(uuid.uuid4())}}
+    as_json = [["a", 1], {"user": "ada", "currency": "USD"}]
+    assert remote.invoke(given, config, context={"user": "ada"})["seen"][:2] == as_json
+    assert remote.get_state(config).values["seen"][:2] == as_json

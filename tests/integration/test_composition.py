@@ -22,7 +22,7 @@ from langgraph.types import Command, Send, interrupt
 from typing_extensions import TypedDict
 
 from remote_graph import RemoteGraph
-from tests.integration.lanes import GATE, LINEAR, Lane, Scenarios, compare, norm, norm_event
+from tests.integration.lanes import GATE, LINEAR, Lane, Scenarios, compare, norm, norm_event, remote_without_state_reads
 
 pytestmark = pytest.mark.integration
 
@@ -402,3 +402,61 @@ def coordinates_5_with_config_merges_with_an_invoke_thread(lane: Lane) -> Any:
 def test_local_child_equals_remote_child(name: str, flavour: str, server_url: str) -> None:
     local, remote = compare(SCENARIOS[name], flavour, server_url)
     assert remote == local
+
+
+# --- divergences kept on purpose (README: "Divergences from local") ---------------------
+
+
+def test_probe_a_remote_childs_message_keeps_the_node_named_at_its_start(server_url: str) -> None:
+    # A root run corrects a message's node from the node's update (see
+    # test_zero_config.py); in a parent, the parent's message transformer read
+    # it once, at the message's start, when the child's state could not be read.
+    nodes = {}
+    children = (("local", graphs.build_chat().compile()), ("remote", remote_without_state_reads("chat", server_url)))
+    for kind, sub in children:
+        g = StateGraph(graphs.ChatState)
+        g.add_node("child", sub)
+        g.add_edge(START, "child")
+        parent = g.compile(checkpointer=InMemorySaver(), transformers=graphs.TRANSFORMERS)
+        run = parent.stream_events({"messages": [("user", "hi")]}, Lane.thread(), version="v3")
+        messages, at_start = [], []
+        for handle in run.subgraphs:
+            for message in handle.messages:
+                messages.append(message)
+                at_start.append(message.node)
+                "".join(message.text)
+        run.output
+        nodes[kind] = {"at_start": at_start, "at_end": [m.node for m in messages]}
+    assert nodes["local"] == {"at_start": ["chat"], "at_end": ["chat"]}
+    assert nodes["remote"] == {"at_start": [None], "at_end": [None]}
+
+
+def _child_on_the_parents_thread(sub: Any, saver: InMemorySaver) -> dict[str, Any]:
+    """One parent turn whose node invokes ``sub`` on the parent's own thread: the
+    child's state there, and the ``next`` of each of the parent's checkpoints."""
+    config = Lane.thread()
+
+    def call(state: dict[str, Any]) -> dict[str, Any]:
+        out = sub.invoke({"x": state["x"], "log": []}, config)
+        return {"x": out["x"], "log": ["p"]}
+
+    g = StateGraph(graphs.LinearState)
+    g.add_node("p", call)
+    g.add_edge(START, "p")
+    parent = g.compile(checkpointer=saver)
+    assert parent.invoke({"x": 1, "log": []}, config) == {"x": 20, "log": ["p"]}
+    return {
+        "child_state": sub.get_state(config).values,
+        "parent_steps": [s.next for s in parent.get_state_history(config)],
+    }
+
+
+def test_probe_a_remote_child_on_the_parents_thread_keeps_its_own_state(server_url: str) -> None:
+    # Locally the child shares the parent's checkpointer, so its run on the
+    # parent's thread is in the parent's root lineage; a remote child's is on the server.
+    saver = InMemorySaver()
+    local = _child_on_the_parents_thread(graphs.build_linear().compile(checkpointer=saver), saver)
+    assert local["child_state"] == {"x": 20, "log": ["p"]}  # the parent's own state
+    assert len(local["parent_steps"]) > 3  # the child's checkpoints among the parent's
+    remote = _child_on_the_parents_thread(RemoteGraph("linear", url=server_url), InMemorySaver())
+    assert remote == {"child_state": {"x": 20, "log": ["a", "b"]}, "parent_steps": [(), ("p",), ("__start__",)]}

@@ -5,15 +5,33 @@ normalized results must be equal.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import warnings
 from typing import Any
 
+import graphs
 import pytest
 from langchain_core.messages import HumanMessage
+from langgraph.runtime import RunControl
 from langgraph.stream._types import StreamTransformer
 from langgraph.stream.stream_channel import StreamChannel
+from langgraph.stream.transformers import CheckpointsTransformer, DebugTransformer, TasksTransformer
 from langgraph.types import Command
 
-from tests.integration.lanes import GATE, LINEAR, Lane, Scenarios, compare, error_of, norm, norm_event, parallel_steps
+from remote_graph import RemoteGraph, RemoteRunError
+from tests.integration.lanes import (
+    GATE,
+    LINEAR,
+    Lane,
+    Scenarios,
+    compare,
+    error_of,
+    local_twin,
+    norm,
+    norm_event,
+    parallel_steps,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -378,3 +396,72 @@ def test_local_equals_remote(name: str, flavour: str, server_url: str) -> None:
     reference = "sync" if fn is interleave_values_updates_lifecycle else None
     local, remote = compare(fn, flavour, server_url, reference_flavour=reference)
     assert remote == local
+
+
+# --- divergences kept on purpose (README: "Divergences from local") ---------------------
+
+
+def _thread() -> dict[str, Any]:
+    return Lane.thread()
+
+
+@pytest.mark.parametrize(
+    "method, kwargs",
+    [
+        ("stream_events", {"control": RunControl()}),
+        ("stream_events", {"output_keys": ["x"]}),
+        ("stream_events", {"print_mode": "values"}),
+        ("stream_events", {"debug": True}),
+        ("stream_events", {"checkpoint_during": True}),
+        ("invoke", {"control": RunControl()}),
+        ("invoke", {"params": {"tag": "a"}}),
+        ("stream", {"control": RunControl()}),
+        ("stream", {"params": {"tag": "a"}}),
+    ],
+    ids=lambda value: value if isinstance(value, str) else next(iter(value)),
+)
+def test_probe_a_keyword_no_server_path_honours_is_refused_where_local_takes_it(
+    method: str, kwargs: dict[str, Any], server_url: str
+) -> None:
+    def call(graph: Any) -> Any:
+        if method == "stream_events":
+            return graph.stream_events(LINEAR, _thread(), version="v3", **kwargs).output
+        if method == "invoke":
+            return graph.invoke(LINEAR, _thread(), **kwargs)
+        return list(graph.stream(LINEAR, _thread(), **kwargs))
+
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):  # checkpoint_during warns, debug prints
+        warnings.simplefilter("ignore", DeprecationWarning)
+        assert call(local_twin("linear"))
+    with pytest.raises(NotImplementedError, match=f"{next(iter(kwargs))}="):
+        call(RemoteGraph("linear", url=server_url))
+
+
+def test_probe_a_rebuilt_exception_is_named_as_the_remote_one_but_is_another_class(server_url: str) -> None:
+    with pytest.raises(graphs.Boom):
+        local_twin("boom").invoke(LINEAR, _thread())
+    with pytest.raises(RemoteRunError, match="kaboom from node") as boom:
+        RemoteGraph("boom", url=server_url).invoke(LINEAR, _thread())
+    assert type(boom.value).__name__ == "Boom" and not isinstance(boom.value, graphs.Boom)
+    # A builtin type's is a subclass of it.
+    with pytest.raises(ValueError, match="must not be negative") as picky:
+        RemoteGraph("picky", url=server_url).invoke({"x": -1, "log": []}, _thread())
+    assert type(picky.value) is not ValueError and isinstance(picky.value, RemoteRunError)
+
+
+def test_probe_v3_checkpoints_tasks_and_debug_stay_empty(server_url: str) -> None:
+    transformers = [CheckpointsTransformer, TasksTransformer, DebugTransformer]
+    counts = {}
+    for kind, graph in (("local", local_twin("linear")), ("remote", RemoteGraph("linear", url=server_url))):
+        run = graph.stream_events(LINEAR, _thread(), version="v3", transformers=transformers)
+        cursors = {name: iter(getattr(run, name)) for name in ("checkpoints", "tasks", "debug")}
+        counts[kind] = {name: len(list(cursor)) for name, cursor in cursors.items()}
+        assert run.output == {"x": 20, "log": ["a", "b"]}
+    assert counts["local"] == {"checkpoints": 4, "tasks": 4, "debug": 8}
+    assert counts["remote"] == {"checkpoints": 0, "tasks": 0, "debug": 0}
+    # The classic stream modes of those names do work.
+    remote = RemoteGraph("linear", url=server_url)
+    assert {mode: len(remote.invoke(LINEAR, _thread(), stream_mode=mode)) for mode in ("checkpoints", "tasks")} == {
+        "checkpoints": 4,
+        "tasks": 4,
+    }

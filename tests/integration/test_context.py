@@ -5,6 +5,7 @@ local parent, on [local, remote] x [sync, async].
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -182,3 +183,63 @@ def test_context_without_a_json_object_form_is_refused_before_sending(bad: Any, 
         graph.stream_events(EMPTY, version="v3", context=bad)
     with pytest.raises(TypeError, match="context"):
         graph.invoke(EMPTY, context=bad)
+
+
+# --- divergences kept on purpose (README: "Divergences from local") ---------------------
+
+
+def local_graph(name: str) -> Any:
+    return graphs.BUILDERS[name]().compile(checkpointer=InMemorySaver())
+
+
+def fresh(**configurable: Any) -> dict[str, Any]:
+    return {"configurable": {"thread_id": str(uuid.uuid4()), **configurable}}
+
+
+def test_probe_a_context_key_the_schema_lacks_is_dropped(server_url: str) -> None:
+    context = {"user": "ada", "extra": 1}
+    local = local_graph("context_dict").invoke(EMPTY, fresh(), context=context)["seen"]
+    assert local == [{"context": ["dict", {"user": "ada", "extra": 1}], "tier": None}]
+    with pytest.raises(TypeError, match="extra"):  # a local dataclass context refuses the key
+        local_graph("context").invoke(EMPTY, fresh(), context=context)
+    for name, kind in (("context_dict", "dict"), ("context", "Settings")):
+        remote = RemoteGraph(name, url=server_url).invoke(EMPTY, fresh(), context=context)["seen"]
+        assert remote[0]["context"][0] == kind and "extra" not in remote[0]["context"][1]
+
+
+def test_probe_no_context_is_built_from_nothing_for_a_class_schema(server_url: str) -> None:
+    # Both served class schemas require ``user``: built from {}, the run fails.
+    for name, error in (("context", "TypeError"), ("context_model", "ValidationError")):
+        assert local_graph(name).invoke(EMPTY, fresh())["seen"] == [{"context": ["NoneType", None], "tier": None}]
+        with pytest.raises(Exception, match="user") as failed:
+            RemoteGraph(name, url=server_url).invoke(EMPTY, fresh())
+        assert type(failed.value).__name__ == error
+
+
+def test_probe_the_context_is_mirrored_into_the_configurable(server_url: str) -> None:
+    # The configurable the run's checkpoints are written with is the graph's: on
+    # the server it holds the context's keys, the configurable's own value first;
+    # the checkpoints' metadata takes them from it.
+    def written(graph: Any, **configurable: Any) -> tuple[list[Any], dict[str, Any]]:
+        config = fresh(**configurable)
+        chunks = graph.stream(EMPTY, config, context={"user": "ada"}, stream_mode="checkpoints")
+        return [chunk["config"]["configurable"].get("user") for chunk in chunks], graph.get_state(config).metadata
+
+    local, remote = local_graph("context_dict"), RemoteGraph("context_dict", url=server_url)
+    users, metadata = written(local)
+    assert set(users) == {None} and "user" not in metadata
+    users, metadata = written(remote)
+    assert set(users) == {"ada"} and metadata["user"] == "ada"
+    assert set(written(local, user="bob")[0]) == set(written(remote, user="bob")[0]) == {"bob"}
+
+
+def test_probe_a_remote_child_gets_the_parents_context_coerced_to_its_schema(server_url: str) -> None:
+    seen = {}
+    for kind, sub in (("local", graphs.build_context().compile()), ("remote", RemoteGraph("context", url=server_url))):
+        g = StateGraph(graphs.ContextState, context_schema=graphs.SettingsDict)
+        g.add_node("child", sub)
+        g.add_edge(START, "child")
+        parent = g.compile(checkpointer=InMemorySaver())
+        seen[kind] = parent.invoke(EMPTY, fresh(), context={"user": "ada"})["seen"][0]["context"]
+    assert seen["local"] == ["dict", {"user": "ada"}]  # the parent's context as it is
+    assert seen["remote"] == ["Settings", {"user": "ada", "currency": "USD"}]

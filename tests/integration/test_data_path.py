@@ -12,6 +12,7 @@ sequential run costs about 1 s of wall time whatever the client does.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import gc
 import json
@@ -790,3 +791,86 @@ def test_no_leaks_over_many_runs(server_url: str) -> None:
     assert threads_after == threads
     assert fds_after <= fds + 10
     assert rss_after <= rss + 20
+
+
+# --- divergences kept on purpose (README: "Divergences from local") ---------------------
+
+
+def server_runs(url: str, thread_id: str) -> list[str]:
+    """The statuses of the runs on a server thread, newest first ([] before it exists)."""
+    response = httpx.get(f"{url}/threads/{thread_id}/runs", timeout=5)
+    return [r["status"] for r in response.json()] if response.status_code == 200 else []
+
+
+def settled_runs(url: str, thread_id: str, bound: float = 10.0) -> list[str]:
+    """``server_runs`` once none is pending or running (or after ``bound`` seconds)."""
+    deadline = time.monotonic() + bound
+    statuses = server_runs(url, thread_id)
+    while (not statuses or set(statuses) & set(ACTIVE)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        statuses = server_runs(url, thread_id)
+    return statuses
+
+
+@pytest.mark.timeout(60)
+def test_probe_a_run_whose_start_got_no_answer_runs_on_the_server(server_url: str) -> None:
+    """Abandoned while its start is in flight, or failed because the start's answer
+    was lost and the thread's runs cannot tell it apart: the run's id is not known,
+    nothing is cancelled, and the server runs it to its end."""
+    from langgraph_sdk.client import LangGraphClient
+
+    short = {"x": 10, "log": []}  # 1 s of ticks
+
+    # 1. The start's answer is held back; the caller gives up meanwhile.
+    async def hold(response: httpx.Response) -> None:
+        if response.request.method == "POST" and response.request.url.path.endswith("/runs/stream"):
+            await asyncio.sleep(30)
+
+    thread_id = str(uuid.uuid4())
+
+    async def abandon_in_flight() -> Any:
+        async with httpx.AsyncClient(base_url=server_url, event_hooks={"response": [hold]}, timeout=30) as http:
+            graph = RemoteGraph("slow", client=LangGraphClient(http))
+            run = await graph.astream_events(short, {"configurable": {"thread_id": thread_id}}, version="v3")
+            pulling = asyncio.create_task(run.output())
+            deadline = time.monotonic() + 10
+            while not await asyncio.to_thread(server_runs, server_url, thread_id):  # the server took the start
+                assert time.monotonic() < deadline, "the server never got the start"
+                await asyncio.sleep(0.05)
+            pulling.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await pulling
+            await run.abort()
+            return run
+
+    run = asyncio.run(asyncio.wait_for(abandon_in_flight(), 30))
+    assert (run.snapshot().status, run.run_id) == ("cancelled", None)
+    assert settled_runs(server_url, thread_id) == ["success"]
+
+    # 2. The start's answer is lost before its first byte, on the caller's thread
+    # with multitask_strategy="enqueue": any run there could be another caller's.
+    thread_id = str(uuid.uuid4())
+    with CuttingProxy(server_url, cut_range=(0, 0)) as proxy:
+        lost = RemoteGraph("slow", url=proxy.url).stream_events(
+            short, {"configurable": {"thread_id": thread_id}}, version="v3", multitask_strategy="enqueue"
+        )
+        with pytest.raises(RemoteConnectionError, match="its answer was lost.*cannot be told"):
+            lost.output
+    assert lost.run_id is None
+    assert settled_runs(server_url, thread_id) == ["success"]
+
+
+@pytest.mark.timeout(30)
+def test_probe_a_sync_abort_returns_before_the_running_node_ends(server_url: str) -> None:
+    """``slow`` ticks 20 times in one node (2 s), aborted after its first tick: a local
+    run's ``abort()`` waits for the node; a remote one sends the cancel and returns."""
+    took = {}
+    for kind, graph in (("local", local("slow")), ("remote", remote(server_url, "slow"))):
+        run = graph.stream_events({"x": 20, "log": []}, new_thread(), version="v3")
+        assert next(iter(run.custom)) == {"tick": 0}
+        started = time.monotonic()
+        run.abort()
+        took[kind] = time.monotonic() - started
+    print(f"\nabort: local {took['local']:.2f}s, remote {took['remote']:.2f}s")
+    assert took["local"] > 1.5
+    assert took["remote"] < 1.0

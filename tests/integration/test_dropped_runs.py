@@ -12,6 +12,7 @@ import asyncio
 import gc
 import time
 import uuid
+import weakref
 from typing import Any
 
 import graphs
@@ -97,3 +98,32 @@ def test_a_dropped_finished_run_stream_sends_nothing(server_url: str, caplog: py
     del run
     gc.collect()
     assert not [r for r in caplog.records if "dropped" in r.getMessage()]
+
+
+# --- divergences kept on purpose (README: "Divergences from local") ---------------------
+
+
+@pytest.mark.timeout(60)
+def test_probe_a_dropped_run_stream_is_cancelled_when_collected_not_when_dropped(server_url: str) -> None:
+    graph = RemoteGraph("slow", url=server_url, stream_transformers=graphs.TRANSFORMERS)
+    config = _config()
+
+    def read_one_tick_and_leave() -> tuple[str | None, weakref.ref[Any]]:
+        run = graph.stream_events(SLOW, config, version="v3")
+        for _ in run.extensions["custom"]:
+            break
+        return run.run_id, weakref.ref(run)
+
+    gc.disable()
+    try:
+        run_id, dropped = read_one_tick_and_leave()
+        assert run_id is not None
+        time.sleep(0.5)
+        # No reference is left, yet the run stream lives on in its cycle, and so does the run.
+        assert dropped() is not None
+        assert _server_status(server_url, config["configurable"]["thread_id"], run_id) == "running"
+        gc.collect()
+    finally:
+        gc.enable()
+    assert dropped() is None
+    assert _stopped_within(server_url, config["configurable"]["thread_id"], run_id, 2.0) == "interrupted"

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from langgraph.types import Command, Send
 
-from tests.integration.lanes import GATE, LINEAR, Lane, Scenarios, compare, norm, norm_event, parallel_steps
+from remote_graph import RemoteGraph
+from tests.integration.lanes import GATE, LINEAR, Lane, Scenarios, compare, local_twin, norm, norm_event, parallel_steps
 
 pytestmark = pytest.mark.integration
 
@@ -257,3 +258,20 @@ def durability_exit_keeps_the_final_state(lane: Lane) -> Any:
 def test_local_equals_remote(name: str, flavour: str, server_url: str) -> None:
     local, remote = compare(SCENARIOS[name], flavour, server_url)
     assert remote == local
+
+
+# --- divergences kept on purpose (README: "Divergences from local") ---------------------
+
+
+def test_probe_a_plain_resume_of_several_interrupts_raises_a_value_error(server_url: str) -> None:
+    # Both refuse it; locally langgraph raises RuntimeError from the run, remotely
+    # the client raises ValueError before it sends the resume.
+    raised = {}
+    for kind, graph in (("local", local_twin("twoask")), ("remote", RemoteGraph("twoask", url=server_url))):
+        config = Lane.thread()
+        assert len(graph.stream_events({"out": []}, config, version="v3").interrupts) == 2
+        with pytest.raises(Exception, match="interrupt") as refused:
+            graph.stream_events(Command(resume="x"), config, version="v3").output
+        raised[kind] = type(refused.value)
+        assert graph.get_state(config).next == ("ask_a", "ask_b")  # nothing was resumed
+    assert raised == {"local": RuntimeError, "remote": ValueError}

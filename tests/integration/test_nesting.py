@@ -104,7 +104,7 @@ def test_aborting_an_async_parent_cancels_the_remote_child_run(server_url: str) 
 
 def test_aborting_a_sync_parent_lets_the_child_finish_as_a_local_one_does(server_url: str) -> None:
     # langgraph gives a running sync node no signal: the parent's exit waits for it,
-    # for a local child and a remote one alike (see the README).
+    # for a local child and a remote one alike.
     parent_thread = str(uuid.uuid4())
     parent = parent_with(RemoteGraph("slow", url=server_url), graphs.LinearState)
     with parent.stream_events({"x": 5, "log": []}, {"configurable": {"thread_id": parent_thread}}, version="v3") as run:

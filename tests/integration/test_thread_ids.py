@@ -12,6 +12,7 @@ import uuid
 from typing import Any
 
 import graphs
+import httpx
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
@@ -20,7 +21,7 @@ from langgraph_sdk import get_sync_client
 
 from remote_graph import THREAD_ID_NAMESPACE, RemoteGraph
 from tests.conftest import shared_thread_param
-from tests.integration.lanes import GATE, LINEAR, Lane, Scenarios, compare, norm, norm_event
+from tests.integration.lanes import GATE, LINEAR, Lane, Scenarios, compare, local_twin, norm, norm_event
 
 pytestmark = pytest.mark.integration
 
@@ -220,3 +221,31 @@ def test_a_readable_child_thread_is_mapped_like_any_thread_id(server_url: str) -
         parent.stream_events({"x": x, "log": []}, on(parent_thread), version="v3").output
     runs = get_sync_client(url=server_url).runs.list(str(uuid.uuid5(THREAD_ID_NAMESPACE, f"{parent_thread}/child")))
     assert [r["status"] for r in runs] == ["success", "success"]
+
+
+# --- divergences kept on purpose (README: "Divergences from local") ---------------------
+
+
+def test_probe_the_server_runs_a_named_thread_under_its_uuid(server_url: str) -> None:
+    # What code in the graph sees: the configurable the server runs the graph
+    # with, and the checkpoint metadata that run wrote. Locally, the name.
+    graph = RemoteGraph("linear", url=server_url)
+    name = named("user-42")
+    run = graph.stream_events(LINEAR, on(name), version="v3")
+    run.output
+    assert run.thread_id == name
+    server_thread = graph.server_thread_id(name)
+    assert server_thread != name
+    record = httpx.get(f"{server_url}/threads/{server_thread}/runs/{run.run_id}", timeout=10).json()
+    assert record["kwargs"]["config"]["configurable"]["thread_id"] == server_thread
+    state = httpx.get(f"{server_url}/threads/{server_thread}/state", timeout=10).json()
+    assert state["metadata"]["thread_id"] == server_thread
+
+
+def test_probe_two_spellings_of_one_uuid_are_one_server_thread(server_url: str) -> None:
+    spelled = str(uuid.uuid4())
+    states = {}
+    for kind, graph in (("local", local_twin("linear")), ("remote", RemoteGraph("linear", url=server_url))):
+        graph.invoke(LINEAR, on(spelled.upper()))
+        states[kind] = graph.get_state(on(spelled.lower())).values
+    assert states == {"local": {}, "remote": {"x": 20, "log": ["a", "b"]}}

@@ -8,12 +8,14 @@ scenario runs on [local, remote] x [sync, async] (see ``lanes.py``).
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
 
-from tests.integration.lanes import Lane, Scenarios, compare, norm, norm_event
+from remote_graph import RemoteGraph
+from tests.integration.lanes import Lane, Scenarios, compare, local_twin, norm, norm_event, remote_without_state_reads
 
 pytestmark = pytest.mark.integration
 
@@ -182,3 +184,98 @@ def test_probe_a_module_without_the_hook_sends_no_updates_and_no_custom(server_u
     events = _raw_run(server_url, "bare_agent", {"messages": [{"type": "human", "content": "weather?"}]})
     assert {e["method"] for e in events} <= {"values", "messages", "lifecycle", "input.requested"}
     assert not any(e["method"] == "messages" for e in events)  # the agent streams nothing
+
+
+# --- divergences kept on purpose (README: "Divergences from local") ---------------------
+
+
+def _both(server_url: str, name: str) -> tuple[Any, Any]:
+    """The local twin of graph ``name`` and the remote graph, told nothing else."""
+    return local_twin(name), RemoteGraph(name, url=server_url)
+
+
+def _thread() -> dict[str, Any]:
+    return {"configurable": {"thread_id": str(uuid.uuid4())}}
+
+
+def test_probe_a_message_node_is_none_at_its_start_when_the_state_cannot_be_read(server_url: str) -> None:
+    # The wire's message-start names no node and the thread's state (which
+    # would name the step's one task) cannot be read: the node's update names it.
+    nodes = {}
+    for kind, graph in (("local", local_twin("chat")), ("remote", remote_without_state_reads("chat", server_url))):
+        run = graph.stream_events(ASK, _thread(), version="v3")
+        messages, at_start = [], []
+        for message in run.messages:
+            messages.append(message)
+            at_start.append(message.node)
+            "".join(message.text)
+        run.output
+        nodes[kind] = {"at_start": at_start, "at_end": [m.node for m in messages]}
+    assert nodes["local"] == {"at_start": ["chat"], "at_end": ["chat"]}
+    assert nodes["remote"] == {"at_start": [None], "at_end": ["chat"]}
+
+
+def test_probe_a_returned_message_has_no_node_when_the_server_sends_no_updates(server_url: str) -> None:
+    nodes = {}
+    for kind, graph in zip(("local", "remote"), _both(server_url, "bare_agent")):
+        run = graph.stream_events(ASK, _thread(), version="v3")
+        messages = list(run.messages)
+        run.output
+        nodes[kind] = [m.node for m in messages]
+    assert nodes["local"] == ["agent", "agent"]
+    assert nodes["remote"] == [None, None]
+
+
+def test_probe_updates_and_custom_exist_where_the_module_registers_neither(server_url: str) -> None:
+    local, remote = _both(server_url, "bare_agent")
+    local_run = local.stream_events(ASK, _thread(), version="v3")
+    assert not hasattr(local_run, "updates") and not hasattr(local_run, "custom")
+    local_run.output
+    run = remote.stream_events(ASK, _thread(), version="v3")
+    assert (list(run.updates), list(run.custom)) == ([], [])  # there, and empty
+    exact = RemoteGraph("bare_agent", url=server_url, stream_transformers=()).stream_events(
+        ASK, _thread(), version="v3"
+    )
+    assert not hasattr(exact, "updates") and not hasattr(exact, "custom")
+    exact.output
+
+
+def test_probe_a_channel_never_sent_is_empty_while_the_run_goes(server_url: str) -> None:
+    local, remote = _both(server_url, "linear")
+    local_run = local.stream_events({"x": 1, "log": []}, _thread(), version="v3")
+    with pytest.raises(KeyError):
+        local_run.extensions["never_sent"]
+    local_run.output
+    run = remote.stream_events({"x": 1, "log": []}, _thread(), version="v3")
+    channel = run.extensions["never_sent"]
+    assert "never_sent" in run.extensions
+    assert list(channel) == []
+    with pytest.raises(KeyError):  # once the run ended, as locally
+        run.extensions["asked_after_the_end"]
+
+
+def test_probe_a_subgraph_handle_has_no_named_channel(server_url: str) -> None:
+    trails = {}
+    for kind, graph in zip(("local", "remote"), _both(server_url, "toolflow")):
+        run = graph.stream_events(ASK, _thread(), version="v3")
+        trails[kind] = [
+            list(h.extensions["node_trail"]) if "node_trail" in h.extensions else None for h in run.subgraphs
+        ]
+        run.output
+    assert trails["local"] == [[{"node": "critic"}]]
+    assert trails["remote"] == [None]
+
+
+def test_probe_v3_message_deltas_carry_no_message_id(server_url: str) -> None:
+    # What would tell two model calls streaming at once in one namespace apart:
+    # locally each message event carries its call's run id; on the wire only a
+    # message's start has an id.
+    local, _ = _both(server_url, "chat")
+    run = local.stream_events(ASK, _thread(), version="v3")
+    local_messages = [e["params"]["data"] for e in run if e["method"] == "messages"]
+    assert local_messages and all(meta.get("run_id") for _, meta in local_messages)
+    events = _raw_run(server_url, "chat", {"messages": [{"type": "human", "content": "hi"}]})
+    wire = [e["params"]["data"] for e in events if e["method"] == "messages"]
+    deltas = [d for d in wire if d["event"] == "content-block-delta"]
+    assert deltas and all(set(d) == {"event", "index", "delta"} for d in deltas)
+    assert [d["event"] for d in wire if "id" in d] == ["message-start"]
