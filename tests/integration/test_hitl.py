@@ -260,18 +260,17 @@ def test_local_equals_remote(name: str, flavour: str, server_url: str) -> None:
     assert remote == local
 
 
-# --- divergences kept on purpose (README: "Divergences from local") ---------------------
-
-
-def test_probe_a_plain_resume_of_several_interrupts_raises_a_value_error(server_url: str) -> None:
-    # Both refuse it; locally langgraph raises RuntimeError from the run, remotely
-    # the client raises ValueError before it sends the resume.
+def test_a_plain_resume_of_several_interrupts_is_refused_as_locally(server_url: str) -> None:
+    # Both refuse it with langgraph's RuntimeError, remotely before the resume is sent.
     raised = {}
     for kind, graph in (("local", local_twin("twoask")), ("remote", RemoteGraph("twoask", url=server_url))):
         config = Lane.thread()
         assert len(graph.stream_events({"out": []}, config, version="v3").interrupts) == 2
-        with pytest.raises(Exception, match="interrupt") as refused:
+        with pytest.raises(Exception, match="you must specify the interrupt id when resuming") as refused:
             graph.stream_events(Command(resume="x"), config, version="v3").output
         raised[kind] = type(refused.value)
         assert graph.get_state(config).next == ("ask_a", "ask_b")  # nothing was resumed
-    assert raised == {"local": RuntimeError, "remote": ValueError}
+    assert raised == {"local": RuntimeError, "remote": RuntimeError}
+
+
+# --- divergences kept on purpose (README: "Divergences from local") ---------------------

@@ -125,7 +125,7 @@ def test_plain_resume_with_two_pending_interrupts_is_refused(server_url: str) ->
     graph = remote(server_url, "twoask")
     config = thread()
     assert len(graph.stream_events({"out": []}, config, version="v3").interrupts) == 2
-    with pytest.raises(ValueError, match="2 pending interrupts"):
+    with pytest.raises(RuntimeError, match="2 pending interrupts"):
         graph.stream_events(Command(resume="x"), config, version="v3").output
 
 

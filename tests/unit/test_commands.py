@@ -76,7 +76,7 @@ def test_update_and_goto_without_resume_are_a_run_command() -> None:
 def test_resume_by_id_map_and_ambiguity() -> None:
     req = start(Command(resume={"a": 1, "b": 2}), STATE_TWO)
     assert req.json["command"]["resume"] == {"a": 1, "b": 2}
-    with pytest.raises(ValueError, match="2 pending interrupts"):
+    with pytest.raises(RuntimeError, match="2 pending interrupts"):
         start(Command(resume="x"), STATE_TWO)
 
 

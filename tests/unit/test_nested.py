@@ -79,7 +79,7 @@ def test_parent_resume_answers_only_this_runs_interrupts() -> None:
     assert ParentResume(value="yes").responses(["a"]) == ({"a": "yes"}, True)
     assert ParentResume(by_id={"other": 2}).responses(["a"]) == (None, False)
     assert ParentResume(value="yes").responses([]) == (None, False)
-    with pytest.raises(ValueError, match="2 pending interrupts"):
+    with pytest.raises(RuntimeError, match="2 pending interrupts"):
         ParentResume(value="yes").responses(["a", "b"])
 
 

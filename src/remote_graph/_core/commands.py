@@ -284,8 +284,10 @@ class StartPlan:
         if len(pending) == 1:
             return {pending[0]["interrupt_id"]: resume}
         ids = ", ".join(by_id)
-        raise ValueError(
-            f"The thread has {len(pending)} pending interrupts ({ids}); "
+        # langgraph's own error (type and words) for the same resume of a local run.
+        raise RuntimeError(
+            "When there are multiple pending interrupts, you must specify the interrupt id when resuming: "
+            f"the thread has {len(pending)} pending interrupts ({ids}); "
             "resume them with Command(resume={interrupt_id: value, ...})."
         )
 

@@ -56,8 +56,10 @@ class ParentResume:
         if self.value is not _MISSING and len(pending) == 1:
             return {pending[0]: self.value}, True
         if self.value is not _MISSING and pending:
-            raise ValueError(
-                f"The remote child has {len(pending)} pending interrupts ({', '.join(pending)}); "
+            # langgraph's own error (type and words) for the same resume of a local child.
+            raise RuntimeError(
+                "When there are multiple pending interrupts, you must specify the interrupt id when resuming: "
+                f"the remote child has {len(pending)} pending interrupts ({', '.join(pending)}); "
                 "resume the parent with Command(resume={interrupt_id: value, ...})."
             )
         return None, False
