@@ -1,26 +1,81 @@
-"""Every private langgraph / SDK name the package relies on still imports.
+"""Every langgraph / SDK / langchain-core internal the package relies on is still there.
 
-``remote_graph._private`` is the only module that imports private names; if a
-langgraph or SDK release moves one, this fails here, naming it.
+``remote_graph._private`` is the only module that imports private names. Here
+every name it imports must resolve, and every function it defines works on
+real objects of the installed releases: a test failing here names the
+internal that moved.
 """
 
 from __future__ import annotations
 
 import ast
-import importlib
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from langgraph.stream import StreamChannel, StreamTransformer
+from langgraph.stream.run_stream import AsyncGraphRunStream, GraphRunStream
+from langgraph.stream.transformers import MessagesTransformer, UpdatesTransformer, ValuesTransformer
 
 import remote_graph
 from remote_graph import _private
 
 SRC = Path(remote_graph.__file__).parent
 
+# The packages whose internals only ``_private`` may touch.
+UPSTREAM = ("langgraph", "langgraph_sdk", "langchain_core")
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def has_internal(owner: object, path: str, user: str) -> None:
+    """Fail, naming the internal, when ``owner`` no longer has attribute ``path`` (dotted)."""
+    message = f"{type(owner).__qualname__}.{path} is gone from the installed release (_private.{user} uses it)"
+    target = owner
+    for part in path.split("."):
+        assert hasattr(target, part), message
+        target = getattr(target, part)
+
+
+def parts(*kinds: str) -> Iterator[dict[str, Any]]:
+    """v2 stream parts, as a local graph's stream gives a run stream: one per kind, numbered."""
+    for i, kind in enumerate(kinds):
+        yield {"type": kind, "ns": (), "data": {"i": i}}
+
+
+async def aparts(*kinds: str) -> AsyncIterator[dict[str, Any]]:
+    for part in parts(*kinds):
+        yield part
+
+
+class Projecting(StreamTransformer):
+    """Projects two unnamed channels, ``a`` and ``b``, which the tests push to."""
+
+    def __init__(self, scope: tuple[str, ...] = ()) -> None:
+        super().__init__(scope)
+        self.a: StreamChannel[Any] = StreamChannel()
+        self.b: StreamChannel[Any] = StreamChannel()
+
+    def init(self) -> dict[str, Any]:
+        return {"a": self.a, "b": self.b}
+
+    def process(self, event: Any) -> bool:
+        return True
+
+
+# --- names -----------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", _private.__all__)
 def test_each_private_name_resolves(name: str) -> None:
     assert getattr(_private, name) is not None
+
+
+def _is_private_import(module: str | None, names: list[str]) -> bool:
+    return any(_is_private(part) for part in (module or "").split(".")) or any(_is_private(name) for name in names)
 
 
 def test_no_other_module_imports_private_names() -> None:
@@ -29,34 +84,36 @@ def test_no_other_module_imports_private_names() -> None:
         if path.name == "_private.py":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            if (
-                isinstance(node, ast.ImportFrom)
-                and node.module
-                and node.module.split(".")[0] in ("langgraph", "langgraph_sdk")
-            ):
-                private_module = any(part.startswith("_") for part in node.module.split("."))
-                private_name = any(alias.name.startswith("_") for alias in node.names)
-                if private_module or private_name:
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in UPSTREAM:
+                if _is_private_import(node.module, [alias.name for alias in node.names]):
                     offenders.append(f"{path.relative_to(SRC)}:{node.lineno} from {node.module} import ...")
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] in UPSTREAM and _is_private_import(alias.name, []):
+                        offenders.append(f"{path.relative_to(SRC)}:{node.lineno} import {alias.name}")
     assert offenders == []
 
 
-def test_private_module_lists_everything_it_imports() -> None:
-    module = importlib.import_module("remote_graph._private")
-    tree = ast.parse(Path(module.__file__ or "").read_text())
+def test_private_module_lists_everything_private_it_imports_and_what_it_defines() -> None:
+    tree = ast.parse((SRC / "_private.py").read_text())
     imported = {
         alias.asname or alias.name
-        for node in tree.body
-        if isinstance(node, ast.ImportFrom) and node.module not in ("__future__", "typing")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and _is_private_import(node.module, [a.name for a in node.names])
         for alias in node.names
     }
-    defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    defined = {
+        node.name
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_")
+    }
     assert imported | defined == set(_private.__all__)
 
 
-def test_attach_projection_wires_a_late_channel_like_a_registered_one() -> None:
-    from langgraph.stream import StreamChannel, StreamTransformer
+# --- the stream mux --------------------------------------------------------------------------------
 
+
+def test_attach_projection_wires_a_late_channel_like_a_registered_one() -> None:
     class Owner(StreamTransformer):
         def init(self) -> dict[str, object]:
             return {}
@@ -67,10 +124,198 @@ def test_attach_projection_wires_a_late_channel_like_a_registered_one() -> None:
     owner = Owner()
     mux = _private.StreamMux(factories=[], is_async=False)
     channel: StreamChannel[int] = StreamChannel()
+    for internal in ("_bind", "_bind_mux", "_request_more", "_arequest_more"):
+        has_internal(channel, internal, "attach_projection")
+    for internal in ("_pump_fn", "_apump_fn", "_channels", "_projection_owners", "_transformer_by_key"):
+        has_internal(mux, internal, "attach_projection")
+    pumped: list[bool] = []
+
+    def pump() -> bool:
+        pumped.append(True)
+        return False
+
+    mux.bind_pump(pump)
     _private.attach_projection(mux, "late", channel, owner)
     assert mux.extensions["late"] is channel
     assert mux.transformer_by_key("late") is owner
     iterator = iter(channel)
     channel.push(1)
+    assert next(iterator) == 1
+    mux.push({"type": "event", "method": "values", "params": {"namespace": [], "timestamp": 0, "data": {}}})
     mux.close()
-    assert list(iterator) == [1]
+    assert list(iterator) == [] and pumped == []  # closed with the mux, so it asks the run for nothing more
+    late: StreamChannel[int] = StreamChannel()
+    other = _private.StreamMux(factories=[], is_async=False)
+    other.bind_pump(pump)
+    _private.attach_projection(other, "late", late, owner)
+    assert list(late) == [] and pumped == [True]  # an open channel drives the run's pump
+
+
+def test_mux_transformers_lists_the_registered_transformers_in_order() -> None:
+    mux = _private.StreamMux(factories=[ValuesTransformer, UpdatesTransformer], is_async=False)
+    has_internal(mux, "_transformers", "mux_transformers")
+    found = _private.mux_transformers(mux)
+    assert [type(t) for t in found] == [ValuesTransformer, UpdatesTransformer]
+    assert found[0] is mux.transformer_by_key("values") and found[1] is mux.transformer_by_key("updates")
+
+
+def test_mux_error_is_the_failure_output_raises() -> None:
+    mux = _private.StreamMux(factories=[ValuesTransformer], is_async=False)
+    has_internal(mux, "_events._error", "mux_error")
+    assert _private.mux_error(mux) is None
+    error = RuntimeError("boom")
+    run = GraphRunStream(iter(()), mux)
+    mux.fail(error)
+    assert _private.mux_error(mux) is error
+    with pytest.raises(RuntimeError) as raised:
+        run.output  # noqa: B018
+    assert raised.value is error
+    closed = _private.StreamMux(factories=[ValuesTransformer], is_async=False)
+    closed.close()
+    assert _private.mux_error(closed) is None
+
+
+# --- run streams -----------------------------------------------------------------------------------
+
+
+def test_pump_of_is_the_pump_the_mux_is_bound_to() -> None:
+    mux = _private.StreamMux(factories=[ValuesTransformer], is_async=False)
+    run = GraphRunStream(parts("values", "values"), mux)
+    has_internal(run, "_pump_next", "pump_of")
+    pump = _private.pump_of(run)
+    assert pump == mux._pump_fn  # what langgraph's own cursors call
+    assert _private.latest_values(run) is None
+    assert pump() and _private.latest_values(run) == {"i": 0}
+    assert pump() and _private.latest_values(run) == {"i": 1}
+    assert not pump() and not pump()
+    assert run.output == {"i": 1}
+
+
+async def test_apump_of_is_the_pump_the_async_mux_is_bound_to() -> None:
+    mux = _private.StreamMux(factories=[ValuesTransformer], is_async=True)
+    run = AsyncGraphRunStream(aparts("values", "updates"), mux)
+    has_internal(run, "_apump_next", "apump_of")
+    has_internal(run, "_latest", "latest_values")
+    pump = _private.apump_of(run)
+    assert pump == mux._apump_fn
+    assert await pump() and _private.latest_values(run) == {"i": 0}
+    assert await pump() and _private.latest_values(run) == {"i": 0}  # not a values event
+    assert not await pump()
+    assert await run.output() == {"i": 0}
+
+
+# --- stream channels -------------------------------------------------------------------------------
+
+
+def test_a_claimed_channel_buffers_items_and_takes_no_other_subscriber() -> None:
+    projecting = Projecting()
+    _private.StreamMux(transformers=[projecting], is_async=False)
+    a = projecting.a
+    has_internal(a, "_subscribed", "claim_channel, release_channel")
+    assert _private.claim_channel(a) and not _private.claim_channel(a)
+    with pytest.raises(RuntimeError, match="already has a subscriber"):
+        iter(a)
+    a.push(1)
+    _private.release_channel(a)
+    cursor = iter(a)  # free again for a cursor, which finds what was pushed while claimed
+    assert next(cursor) == 1
+
+
+def test_take_earliest_takes_items_in_push_order_across_channels() -> None:
+    projecting = Projecting()
+    mux = _private.StreamMux(transformers=[projecting], is_async=False)
+    channels = {"a": projecting.a, "b": projecting.b}
+    for internal in ("_items", "_closed", "_error"):
+        has_internal(projecting.a, internal, "take_earliest, mark_drained")
+    projecting.a.push("dropped")  # no subscriber yet: not buffered, as langgraph's channels do
+    assert _private.claim_channel(projecting.a) and _private.claim_channel(projecting.b)
+    done: set[str] = set()
+    assert _private.take_earliest(channels, done) is None
+    for name, item in [("a", "a1"), ("b", "b1"), ("a", "a2"), ("b", "b2")]:
+        channels[name].push(item)
+    taken = [_private.take_earliest(channels, done) for _ in range(5)]
+    assert taken == [("a", "a1"), ("b", "b1"), ("a", "a2"), ("b", "b2"), None] and done == set()
+    projecting.b.push("b3")
+    mux.close()
+    assert _private.take_earliest(channels, done) == ("b", "b3")  # closed, its buffer still read
+    assert done == {"a"}
+    assert _private.take_earliest(channels, done) is None and done == {"a", "b"}
+
+
+def test_a_failed_channel_raises_once_its_buffer_is_read() -> None:
+    projecting = Projecting()
+    mux = _private.StreamMux(transformers=[projecting], is_async=False)
+    channels = {"a": projecting.a, "b": projecting.b}
+    for channel in channels.values():
+        assert _private.claim_channel(channel)
+    projecting.a.push("last")
+    error = ValueError("failed")
+    mux.fail(error)
+    done: set[str] = set()
+    assert _private.take_earliest({"a": projecting.a}, done) == ("a", "last")
+    with pytest.raises(ValueError) as raised:
+        _private.take_earliest(channels, done)
+    assert raised.value is error
+    with pytest.raises(ValueError):
+        _private.mark_drained(channels, done)
+
+
+def test_mark_drained_ends_the_empty_channels_when_the_run_is_over() -> None:
+    projecting = Projecting()
+    _private.StreamMux(transformers=[projecting], is_async=False)
+    channels = {"a": projecting.a, "b": projecting.b}
+    for channel in channels.values():
+        assert _private.claim_channel(channel)
+    projecting.b.push("pending")
+    done: set[str] = set()
+    _private.mark_drained(channels, done)  # not closed: a pump that found no event ends them too
+    assert done == {"a"}
+    assert _private.take_earliest(channels, done) == ("b", "pending")
+    _private.mark_drained(channels, done)
+    assert done == {"a", "b"}
+
+
+# --- transformers ----------------------------------------------------------------------------------
+
+
+def test_a_mux_aware_transformer_hears_its_mux_when_registered() -> None:
+    heard: list[Any] = []
+
+    class Listening(_private.MuxAwareTransformer):
+        def init(self) -> dict[str, Any]:
+            return {}
+
+        def registered(self, mux: _private.StreamMux) -> None:
+            heard.append(mux)
+
+    assert hasattr(StreamTransformer, "_on_register"), (
+        "StreamTransformer._on_register is gone; remote_graph._private.MuxAwareTransformer overrides it"
+    )
+    mux = _private.StreamMux(factories=[Listening], is_async=False)
+    assert heard == [mux], "StreamMux no longer calls StreamTransformer._on_register after registering"
+
+
+def messages_event(payload: dict[str, Any], run_id: str) -> Any:
+    return {
+        "type": "event",
+        "method": "messages",
+        "params": {"namespace": [], "timestamp": 0, "data": (payload, {"run_id": run_id, "langgraph_node": "first"})},
+    }
+
+
+def test_message_stream_of_run_is_the_handle_the_messages_projection_got() -> None:
+    mux = _private.StreamMux(factories=[MessagesTransformer], is_async=False)
+    transformer = mux.transformer_by_key("messages")
+    assert isinstance(transformer, MessagesTransformer)
+    has_internal(transformer, "_by_run", "message_stream_of_run")
+    handles = iter(mux.extensions["messages"])
+    mux.push(messages_event({"event": "message-start", "role": "ai", "message_id": "m1"}, "run-1"))
+    stream = _private.message_stream_of_run(transformer, "run-1")
+    assert stream is not None and stream is next(handles)
+    assert _private.message_stream_of_run(transformer, "run-2") is None
+    has_internal(stream, "_node", "set_message_node")
+    assert stream.node == "first"
+    _private.set_message_node(stream, "second")
+    assert stream.node == "second"
+    mux.push(messages_event({"event": "message-finish"}, "run-1"))
+    assert _private.message_stream_of_run(transformer, "run-1") is None  # closed with its message
