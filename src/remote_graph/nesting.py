@@ -383,7 +383,7 @@ class NestedCall:
             graph=graph,
             input=input,
             config=merged,
-            headers=graph._headers(options),
+            headers=graph._run_headers(options),
             version=version,
             shaper=shaper,
         )
@@ -407,7 +407,7 @@ class NestedCall:
         """``stream``: the chunks the call yields (none for ``invoke``), as the run goes."""
         graph = self.graph
         source = SyncRunSource(
-            graph._validate_sync_client().http.client, self.driver, self.headers, owner=graph._clients
+            graph._clients.sync_client().http.client, self.driver, self.headers, owner=graph._clients
         )
         try:
             for part in source:
@@ -422,7 +422,9 @@ class NestedCall:
     async def aiterate(self) -> AsyncGenerator[Any, None]:
         """``astream``: async variant of ``iterate``."""
         graph = self.graph
-        source = AsyncRunSource(graph._validate_client().http.client, self.driver, self.headers, owner=graph._clients)
+        source = AsyncRunSource(
+            graph._clients.async_client().http.client, self.driver, self.headers, owner=graph._clients
+        )
         if self.events is not None:
             # The run is one of the parent's, as a local child's run is.
             manager = get_async_callback_manager_for_config(self.config)
