@@ -71,9 +71,12 @@ __all__ = [
     "mark_drained",
     "merge_tracing_headers",
     "message_stream_of_run",
+    "messages_handler_emits",
+    "messages_handler_seen",
     "mux_error",
     "mux_transformers",
     "normalize_stream_transformer_factories",
+    "null_resume",
     "pump_of",
     "reject_v3_invariant_kwargs",
     "release_channel",
@@ -81,6 +84,7 @@ __all__ = [
     "send_event",
     "set_message_node",
     "shape_output",
+    "subgraph_count",
     "take_earliest",
 ]
 
@@ -260,6 +264,46 @@ def set_message_node(stream: ChatModelStream | AsyncChatModelStream, node: str) 
     wire may name it only once the node's ``updates`` arrive.
     """
     stream._node = node
+
+
+# --- a parent task's scratchpad and messages handlers (langgraph.pregel, 1.2.24) ----------------
+
+
+def subgraph_count(scratchpad: PregelScratchpad) -> int:
+    """Take the task's next graph-run number: 0 for the first graph run it starts, then 1, 2, ...
+
+    Calls ``PregelScratchpad.subgraph_counter`` (a ``langgraph._internal``
+    class), as a local child's run does to take its checkpoint namespace.
+    """
+    return scratchpad.subgraph_counter()
+
+
+def null_resume(scratchpad: PregelScratchpad, consume: bool) -> Any:
+    """The parent's plain resume value (``Command(resume=value)``) for the task, or ``None``.
+
+    ``PregelScratchpad.get_null_resume``; ``consume=True`` uses it up, as a
+    local ``interrupt()`` that takes it does.
+    """
+    return scratchpad.get_null_resume(consume)
+
+
+def messages_handler_seen(handler: StreamMessagesHandler) -> set[int | str]:
+    """The ids of the messages ``handler`` has emitted or seen streamed; ours to add to.
+
+    ``StreamMessagesHandler.seen`` (``langgraph.pregel._messages``): the
+    handler emits a node's returned message only if its id is not there.
+    """
+    return handler.seen
+
+
+def messages_handler_emits(handler: StreamMessagesHandler, ns: tuple[str, ...]) -> bool:
+    """Whether ``handler`` emits messages from namespace ``ns``.
+
+    Its own rule (``on_chat_model_start``), on ``StreamMessagesHandler.subgraphs``
+    and ``.parent_ns``: every namespace with ``subgraphs=True``, its graph's
+    root, and the namespace it was created in.
+    """
+    return handler.subgraphs or not ns or ns == handler.parent_ns
 
 
 # --- a parent's astream_events (langchain-core 1.8) ----------------------------------------------

@@ -11,12 +11,18 @@ from __future__ import annotations
 import ast
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
+from uuid import uuid4
 
 import pytest
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
 from langgraph.stream import StreamChannel, StreamTransformer
 from langgraph.stream.run_stream import AsyncGraphRunStream, GraphRunStream
 from langgraph.stream.transformers import MessagesTransformer, UpdatesTransformer, ValuesTransformer
+from langgraph.types import Command, interrupt
 
 import remote_graph
 from remote_graph import _private
@@ -319,3 +325,67 @@ def test_message_stream_of_run_is_the_handle_the_messages_projection_got() -> No
     assert stream.node == "second"
     mux.push(messages_event({"event": "message-finish"}, "run-1"))
     assert _private.message_stream_of_run(transformer, "run-1") is None  # closed with its message
+
+
+# --- a parent task's scratchpad and messages handlers -----------------------------------------------
+
+
+class Counted(TypedDict, total=False):
+    seen: list[Any]
+
+
+def test_subgraph_count_and_null_resume_on_a_real_tasks_scratchpad() -> None:
+    record: list[tuple[Any, ...]] = []
+
+    def node(state: Counted, config: RunnableConfig) -> Counted:
+        scratchpad = config["configurable"][_private.CONFIG_KEY_SCRATCHPAD]
+        assert isinstance(scratchpad, _private.PregelScratchpad)
+        for internal in ("subgraph_counter", "get_null_resume"):
+            has_internal(scratchpad, internal, "subgraph_count / null_resume")
+        counts = (_private.subgraph_count(scratchpad), _private.subgraph_count(scratchpad))
+        peeked = _private.null_resume(scratchpad, False)
+        if peeked is None:
+            interrupt("resume me")
+        taken = _private.null_resume(scratchpad, True)
+        record.append((counts, peeked, taken, _private.null_resume(scratchpad, True)))
+        return {}
+
+    builder = StateGraph(Counted)
+    builder.add_node("node", node)
+    builder.add_edge(START, "node")
+    builder.add_edge("node", END)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    graph.invoke({}, config)
+    assert record == []
+    graph.invoke(Command(resume="yes"), config)
+    # Numbers from 0 in each task; the resume value can be taken once.
+    assert record == [((0, 1), "yes", "yes", None)]
+
+
+@pytest.mark.parametrize("subgraphs", [False, True])
+@pytest.mark.parametrize("checkpoint_ns", ["", "child:1", "child:1|grandchild:2", "other:3"])
+def test_messages_handler_emits_as_the_handler_decides(subgraphs: bool, checkpoint_ns: str) -> None:
+    from langgraph.pregel._messages import graph_namespace
+
+    handler = _private.StreamMessagesHandler(lambda chunk: None, subgraphs, parent_ns=("child:1",))
+    has_internal(handler, "subgraphs", "messages_handler_emits")
+    has_internal(handler, "parent_ns", "messages_handler_emits")
+    metadata = {"langgraph_checkpoint_ns": f"{checkpoint_ns}|model:9" if checkpoint_ns else "model:9"}
+    run_id = uuid4()
+    handler.on_chat_model_start({}, [[]], run_id=run_id, metadata=dict(metadata))
+    emits = run_id in handler.metadata  # the handler took the model's run: it will emit its tokens
+    assert _private.messages_handler_emits(handler, graph_namespace(metadata)) is emits
+
+
+def test_a_message_marked_seen_is_not_emitted_again_by_the_handler() -> None:
+    emitted: list[Any] = []
+    handler = _private.StreamMessagesHandler(emitted.append, True)
+    has_internal(handler, "seen", "messages_handler_seen")
+    run_id = uuid4()
+    metadata = {"langgraph_node": "node", "langgraph_checkpoint_ns": "node:1"}
+    handler.on_chain_start({}, {}, run_id=run_id, metadata=metadata, name="node")
+    _private.messages_handler_seen(handler).add("streamed")
+    handler.on_chain_end({"messages": [AIMessage("a", id="streamed"), AIMessage("b", id="new")]}, run_id=run_id)
+    assert [chunk[2][0].id for chunk in emitted] == ["new"]
+    assert {"streamed", "new"} <= _private.messages_handler_seen(handler)
