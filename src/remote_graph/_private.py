@@ -1,11 +1,19 @@
-"""Every private name remote_graph takes from langgraph and langgraph-sdk.
+"""Every touch of langgraph's, langgraph-sdk's and langchain-core's internals.
 
 A remote run must be indistinguishable from a local one, so it is built from
-langgraph's own machinery: the stream mux, the config keys a parent task
-reads, the messages handler, the transformer-factory checks. Those names are
-not public API and may move between releases; keeping them here means one
-file to fix when they do, and ``tests/unit/test_private.py`` imports each one
-so a move fails loudly in the suite instead of at a user's call.
+langgraph's own machinery: the stream mux and its channels, the run streams'
+pump, the messages transformer, the config keys a parent task reads, the
+parent's scratchpad and messages handlers, the transformer-factory checks.
+None of that is public API, and any of it may move between releases. This
+module is the only one that imports those private names or reads and writes
+private attributes of those packages' objects: each attribute through a small
+function whose docstring names the internal, the release it was read from,
+and the public API it stands in for.
+
+``tests/unit/test_private.py`` imports every name and calls every function on
+real langgraph objects, so a move fails there, naming the internal, instead of
+at a user's call; it also fails when any other module touches a private
+attribute that is not remote_graph's own.
 """
 
 from __future__ import annotations

@@ -1,20 +1,26 @@
 """Every langgraph / SDK / langchain-core internal the package relies on is still there.
 
-``remote_graph._private`` is the only module that imports private names. Here
-every name it imports must resolve, and every function it defines works on
-real objects of the installed releases: a test failing here names the
-internal that moved.
+``remote_graph._private`` is the only module that imports private names or
+touches private attributes of those packages' objects. Here every name it
+imports must resolve, every function it defines works on real objects of the
+installed releases (a test failing here names the internal that moved), and no
+other module touches a private attribute that is not remote_graph's own.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import importlib
+import inspect
+import textwrap
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any, TypedDict
 from uuid import uuid4
 
 import pytest
+from langchain_core.callbacks import CallbackManager
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
@@ -114,6 +120,192 @@ def test_private_module_lists_everything_private_it_imports_and_what_it_defines(
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_")
     }
     assert imported | defined == set(_private.__all__)
+
+
+# --- the guard: no other module reaches into langgraph's, the SDK's or langchain-core's objects ---
+
+# A named tuple's documented API (StateSnapshot, PregelTask are named tuples),
+# underscored only so that it cannot clash with field names.
+NAMEDTUPLE_API = frozenset({"_asdict", "_field_defaults", "_fields", "_make", "_replace"})
+
+
+def _defined_names(tree: ast.AST, receivers: tuple[str, ...] | None = None) -> set[str]:
+    """The private names a source defines: functions, classes, assignments and attribute stores.
+
+    With ``receivers``, of the attribute stores only those on these names (``self``, ``cls``).
+    """
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            if receivers is None or (isinstance(node.value, ast.Name) and node.value.id in receivers):
+                found.add(node.attr)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found.update(target.id for target in targets if isinstance(target, ast.Name))
+    return {name for name in found if _is_private(name)}
+
+
+def _our_modules() -> list[tuple[Path, str]]:
+    """Every module of the package but ``_private``, with its dotted name."""
+    return [
+        (path, ".".join(("remote_graph", *path.relative_to(SRC).with_suffix("").parts)).removesuffix(".__init__"))
+        for path in sorted(SRC.rglob("*.py"))
+        if path.name != "_private.py"
+    ]
+
+
+@functools.cache
+def upstream_names() -> frozenset[str]:
+    """Every private name the upstream packages define, anywhere in them."""
+    names: set[str] = set()
+    for package in UPSTREAM:
+        for directory in importlib.import_module(package).__path__:
+            for path in Path(directory).rglob("*.py"):
+                names |= _defined_names(ast.parse(path.read_text(encoding="utf-8")))
+    return frozenset(names)
+
+
+@functools.cache
+def own_names() -> frozenset[str]:
+    """Every private name remote_graph defines outside ``_private``."""
+    names: set[str] = set()
+    for path, _ in _our_modules():
+        names |= _defined_names(ast.parse(path.read_text(encoding="utf-8")))
+    return frozenset(names)
+
+
+@functools.cache
+def _upstream_class_names(cls: type) -> frozenset[str]:
+    """The private names an upstream class defines: in its body, or on ``self`` in its methods."""
+    names = {name for name in vars(cls) if _is_private(name)}
+    try:
+        source = textwrap.dedent(inspect.getsource(cls))
+    except (OSError, TypeError):  # no source: its class dict is all there is
+        return frozenset(names)
+    return frozenset(names | _defined_names(ast.parse(source), ("self", "cls")))
+
+
+@functools.cache
+def _our_classes() -> tuple[type, ...]:
+    found: list[type] = []
+    for _, name in [*_our_modules(), (SRC / "_private.py", "remote_graph._private")]:
+        module = importlib.import_module(name)
+        found.extend(v for v in vars(module).values() if inspect.isclass(v) and v.__module__ == name)
+    return tuple(found)
+
+
+def _inherited(cls: type) -> frozenset[str]:
+    """The private names upstream bases give ``cls``, or any of our classes built on it (a mixin's hosts)."""
+    names: set[str] = set()
+    for host in _our_classes():
+        if cls in host.__mro__:
+            for base in host.__mro__:
+                if base.__module__.split(".")[0] in UPSTREAM:
+                    names |= _upstream_class_names(base)
+    return frozenset(names)
+
+
+def _private_getattr(node: ast.AST) -> str | None:
+    """The name in ``getattr(x, "_name")`` (or ``hasattr``, ``setattr``, ``delattr``), if private."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+        and _is_private(node.args[1].value)
+    ):
+        return node.args[1].value
+    return None
+
+
+def _touches(tree: ast.Module, module: object) -> Iterator[tuple[int, str, str, frozenset[str] | None]]:
+    """``(line, name, shown, inherited)`` for each private attribute a module defines, reads or writes.
+
+    ``inherited`` is for the names on ``self`` / ``cls`` and a class body's
+    own: the names the class's upstream bases define. It is ``None`` for a
+    name read off any other object, whose type the source does not tell.
+    """
+    on_self: set[int] = set()
+    for class_node in (node for node in tree.body if isinstance(node, ast.ClassDef)):
+        inherited = _inherited(getattr(module, class_node.name))
+        for item in class_node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if _is_private(item.name):
+                    yield item.lineno, item.name, f"def {item.name}", inherited
+                static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in item.decorator_list)
+                if static or not item.args.args:
+                    continue
+                me = item.args.args[0].arg
+                for node in ast.walk(item):
+                    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == me:
+                        on_self.add(id(node))
+                        if _is_private(node.attr):
+                            yield node.lineno, node.attr, ast.unparse(node), inherited
+            elif isinstance(item, (ast.Assign, ast.AnnAssign)):
+                for target in item.targets if isinstance(item, ast.Assign) else [item.target]:
+                    if isinstance(target, ast.Name) and _is_private(target.id):
+                        yield target.lineno, target.id, target.id, inherited
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and id(node) not in on_self and _is_private(node.attr):
+            yield node.lineno, node.attr, ast.unparse(node), None
+        elif (name := _private_getattr(node)) is not None:
+            yield getattr(node, "lineno", 0), name, ast.unparse(node), None
+
+
+def private_touches() -> list[str]:
+    """Where a module other than ``_private`` touches a private attribute that is not remote_graph's own.
+
+    On ``self`` (and in a class body) the class is known: a name one of its
+    langgraph / SDK / langchain-core bases defines is theirs, read, written or
+    overridden; another is ours if remote_graph defines it. Off any other
+    object only the name is known: one the upstream packages define anywhere
+    is theirs. So a private name of ours that other objects read must be one
+    no upstream package uses.
+    """
+    upstream, ours = upstream_names(), own_names()
+    found: set[tuple[str, int, str]] = set()
+    for path, name in _our_modules():
+        module = importlib.import_module(name)
+        where = str(path.relative_to(SRC))
+        for line, attr, shown, inherited in _touches(ast.parse(path.read_text(encoding="utf-8")), module):
+            if attr in NAMEDTUPLE_API:
+                continue
+            if inherited is not None and attr in inherited:
+                found.add((where, line, f"{shown} ({attr} is an upstream base class's)"))
+            elif inherited is None and attr in upstream:
+                found.add((where, line, f"{shown} ({attr} is a name langgraph, the SDK or langchain-core define)"))
+            elif attr not in ours:
+                found.add((where, line, f"{shown} ({attr} is not defined in remote_graph)"))
+    return [f"{where}:{line}: {what}" for where, line, what in sorted(found)]
+
+
+def test_no_other_module_touches_an_upstream_private_attribute() -> None:
+    touches = private_touches()
+    assert touches == [], "touch these through remote_graph._private:\n" + "\n".join(touches)
+
+
+def test_the_guard_sees_a_touch_on_self_and_off_another_object() -> None:
+    source = textwrap.dedent(
+        """
+        class RemoteMessagesTransformer:
+            def process(self, event):
+                self._nodeless.clear()  # ours
+                stream = self._by_run.get("r")  # MessagesTransformer's
+                stream._node = "n"  # ChatModelStream's
+                return event._replace()  # a named tuple's API
+        """
+    )
+    from remote_graph import transformers
+
+    touches = [(name, inherited is not None) for _, name, _, inherited in _touches(ast.parse(source), transformers)]
+    assert touches == [("_nodeless", True), ("_by_run", True), ("_node", False), ("_replace", False)]
+    inherited = _inherited(transformers.RemoteMessagesTransformer)
+    assert "_by_run" in inherited and "_nodeless" not in inherited
+    assert "_node" in upstream_names() and "_nodeless" in own_names()
 
 
 # --- the stream mux --------------------------------------------------------------------------------
@@ -389,3 +581,37 @@ def test_a_message_marked_seen_is_not_emitted_again_by_the_handler() -> None:
     handler.on_chain_end({"messages": [AIMessage("a", id="streamed"), AIMessage("b", id="new")]}, run_id=run_id)
     assert [chunk[2][0].id for chunk in emitted] == ["new"]
     assert {"streamed", "new"} <= _private.messages_handler_seen(handler)
+
+
+# --- a parent's astream_events ---------------------------------------------------------------------
+
+
+async def test_events_handler_finds_the_handler_among_callbacks() -> None:
+    handler = _private.AstreamEventsHandler()
+    assert _private.events_handler([handler]) is handler
+    assert _private.events_handler(CallbackManager(handlers=[handler])) is handler
+    assert _private.events_handler(None) is None and _private.events_handler([]) is None
+
+
+async def test_send_event_files_an_event_under_the_parent_run() -> None:
+    handler = _private.AstreamEventsHandler(exclude_names=["hidden"])
+    for internal in ("_get_parent_ids", "_send"):
+        has_internal(handler, internal, "send_event")
+    root, parent = uuid4(), uuid4()
+    await handler.on_chain_start({}, {}, run_id=root, name="root")
+    await handler.on_chain_start({}, {}, run_id=parent, parent_run_id=root, name="node")
+    event: dict[str, Any] = {
+        "event": "on_chain_stream",
+        "name": "remote",
+        "run_id": "r",
+        "parent_ids": ["remote-root"],
+        "tags": [],
+        "metadata": {},
+        "data": {},
+    }
+    _private.send_event(handler, event, "chain", parent)
+    _private.send_event(handler, {**event, "name": "hidden", "parent_ids": []}, "chain", parent)
+    await handler.send_stream.aclose()
+    sent = [e async for e in handler.receive_stream]
+    assert [e["name"] for e in sent] == ["root", "node", "remote"]
+    assert sent[-1]["parent_ids"] == [str(root), str(parent), "remote-root"]
