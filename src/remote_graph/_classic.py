@@ -135,7 +135,7 @@ class ClassicCall:
         assert isinstance(wire, ClassicWire)
         # Messages in the caller's input get their ids in place, as a local run gives them.
         wire.reader.idless.extend(m for m in messages_in(input) if m.id is None)
-        return cls(driver, shaper, graph._headers(options))
+        return cls(driver, shaper, graph._run_headers(options))
 
     @staticmethod
     def _driver(
@@ -206,12 +206,12 @@ class ClassicCall:
             filters=filters,
             graph_id=graph._schemas.graph_id or graph.assistant_id,
         )
-        return EventsCall(driver, reader, graph._headers(options))
+        return EventsCall(driver, reader, graph._run_headers(options))
 
     def iterate(self, graph: RemoteGraph) -> Iterator[Any]:
         """The call's output, pulled on the caller's thread; closing it cancels the run."""
         source = SyncRunSource(
-            graph._validate_sync_client().http.client, self.driver, self.headers, owner=graph._clients
+            graph._clients.sync_client().http.client, self.driver, self.headers, owner=graph._clients
         )
         try:
             for part in source:
@@ -221,7 +221,9 @@ class ClassicCall:
 
     async def aiterate(self, graph: RemoteGraph) -> AsyncGenerator[Any, None]:
         """Async variant of ``iterate``."""
-        source = AsyncRunSource(graph._validate_client().http.client, self.driver, self.headers, owner=graph._clients)
+        source = AsyncRunSource(
+            graph._clients.async_client().http.client, self.driver, self.headers, owner=graph._clients
+        )
         try:
             async for part in source:
                 for out in self.shaper.shape(part):
@@ -240,7 +242,9 @@ class EventsCall:
 
     async def aiterate(self, graph: RemoteGraph) -> AsyncGenerator[dict[str, Any], None]:
         """The call's events; closing it (or cancelling it) cancels the run."""
-        source = AsyncRunSource(graph._validate_client().http.client, self.driver, self.headers, owner=graph._clients)
+        source = AsyncRunSource(
+            graph._clients.async_client().http.client, self.driver, self.headers, owner=graph._clients
+        )
         try:
             try:
                 async for part in source:

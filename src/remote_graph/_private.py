@@ -1,15 +1,24 @@
-"""Every private name remote_graph takes from langgraph and langgraph-sdk.
+"""Every touch of langgraph's, langgraph-sdk's and langchain-core's internals.
 
 A remote run must be indistinguishable from a local one, so it is built from
-langgraph's own machinery: the stream mux, the config keys a parent task
-reads, the messages handler, the transformer-factory checks. Those names are
-not public API and may move between releases; keeping them here means one
-file to fix when they do, and ``tests/unit/test_private.py`` imports each one
-so a move fails loudly in the suite instead of at a user's call.
+langgraph's own machinery: the stream mux and its channels, the run streams'
+pump, the messages transformer, the config keys a parent task reads, the
+parent's scratchpad and messages handlers, the transformer-factory checks.
+None of that is public API, and any of it may move between releases. This
+module is the only one that imports those private names or reads and writes
+private attributes of those packages' objects: each attribute through a small
+function whose docstring names the internal, the release it was read from,
+and the public API it stands in for.
+
+``tests/unit/test_private.py`` imports every name and calls every function on
+real langgraph objects, so a move fails there, naming the internal, instead of
+at a user's call; it also fails when any other module touches a private
+attribute that is not remote_graph's own.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables.utils import _RootEventFilter as RootEventFilter
@@ -32,12 +41,16 @@ from langgraph.pregel.main import _normalize_stream_transformer_factories as nor
 from langgraph.pregel.main import _output as shape_output
 from langgraph.pregel.main import _reject_v3_invariant_kwargs as reject_v3_invariant_kwargs
 from langgraph.pregel.remote import _merge_tracing_headers as merge_tracing_headers
+from langgraph.stream import StreamTransformer
 from langgraph.stream._mux import StreamMux
 from langgraph.stream._types import ProtocolEvent
 from langgraph_sdk._shared.utilities import _orjson_default as sdk_orjson_default
 
 if TYPE_CHECKING:
-    from langgraph.stream import StreamChannel, StreamTransformer
+    from langchain_core.language_models.chat_model_stream import AsyncChatModelStream, ChatModelStream
+    from langgraph.stream import StreamChannel
+    from langgraph.stream.run_stream import AsyncGraphRunStream, GraphRunStream
+    from langgraph.stream.transformers import MessagesTransformer
 
 __all__ = [
     "CONFIG_KEY_CHECKPOINT_NS",
@@ -56,16 +69,34 @@ __all__ = [
     "StreamMessagesHandlerV2",
     "StreamMux",
     "AstreamEventsHandler",
+    "MuxAwareTransformer",
+    "apump_of",
     "attach_projection",
-    "events_handler",
-    "send_event",
+    "claim_channel",
     "ensure_config",
+    "events_handler",
+    "latest_values",
+    "mark_drained",
     "merge_tracing_headers",
+    "message_stream_of_run",
+    "messages_handler_emits",
+    "messages_handler_seen",
+    "mux_error",
+    "mux_transformers",
     "normalize_stream_transformer_factories",
+    "null_resume",
+    "pump_of",
     "reject_v3_invariant_kwargs",
+    "release_channel",
     "sdk_orjson_default",
+    "send_event",
+    "set_message_node",
     "shape_output",
+    "subgraph_count",
+    "take_earliest",
 ]
+
+# --- the stream mux (langgraph.stream._mux, langgraph 1.2.24) -----------------------------------
 
 
 def attach_projection(mux: StreamMux, key: str, channel: StreamChannel[Any], owner: StreamTransformer) -> None:
@@ -74,7 +105,11 @@ def attach_projection(mux: StreamMux, key: str, channel: StreamChannel[Any], own
     The mux wires a channel up only while it registers its transformers; a
     wire channel the server names mid-run needs the same wiring afterwards:
     bound to the mux's flavour, pumped by the run, closed and failed with it,
-    and listed in ``mux.extensions`` under its owner.
+    and listed in ``mux.extensions`` under its owner. Writes what
+    ``StreamMux._register`` / ``_bind_and_wire`` and ``bind_pump`` write:
+    ``StreamChannel._bind``, ``_bind_mux``, ``_request_more``,
+    ``_arequest_more``; ``StreamMux._pump_fn``, ``_apump_fn``, ``_channels``,
+    ``_projection_owners``, ``_transformer_by_key``.
     """
     channel._bind(is_async=mux.is_async)
     channel._bind_mux(mux)
@@ -86,8 +121,208 @@ def attach_projection(mux: StreamMux, key: str, channel: StreamChannel[Any], own
     mux._transformer_by_key[key] = owner
 
 
+def mux_transformers(mux: StreamMux) -> list[StreamTransformer]:
+    """The transformers ``mux`` has registered, in registration order.
+
+    Reads ``StreamMux._transformers``. The mux finds a transformer publicly
+    only by a projection key it contributed (``transformer_by_key``), and
+    ``WireChannelsTransformer`` contributes none until a name is asked for.
+    """
+    return mux._transformers
+
+
+def mux_error(mux: StreamMux) -> BaseException | None:
+    """The exception the run failed ``mux`` with, or ``None``; never waits.
+
+    Reads ``StreamMux._events._error``, the main log's failure, where
+    langgraph's own ``output`` finds it. ``RunSnapshot.error`` reads it without
+    driving the run, as ``output`` does before it raises.
+    """
+    return mux._events._error
+
+
+# --- run streams (langgraph.stream.run_stream, langgraph 1.2.24) ---------------------------------
+
+
+def pump_of(run: GraphRunStream) -> Callable[[], bool]:
+    """The run stream's pump: pulls one event through its mux; ``False`` once the run is over.
+
+    Returns ``GraphRunStream._pump_next``, bound. Publicly the pump runs only
+    through a projection's cursor or to the end of the run (``output``, which
+    raises a run's failure); ``wait()`` drives the run without consuming a
+    projection and returns its status instead. Take it once, outside the loop.
+    """
+    return run._pump_next
+
+
+def apump_of(run: AsyncGraphRunStream) -> Callable[[], Awaitable[bool]]:
+    """Async ``pump_of``: ``AsyncGraphRunStream._apump_next``, which ``wait()`` and ``interleave`` drive."""
+    return run._apump_next
+
+
+def latest_values(run: GraphRunStream | AsyncGraphRunStream) -> Any:
+    """The latest root ``values`` a run stream has seen, or ``None``; never waits.
+
+    Reads ``GraphRunStream._latest`` (``AsyncGraphRunStream``'s too): publicly
+    it is ``output``, which first drives the run to its end.
+    """
+    return run._latest
+
+
+# --- stream channels, for an async interleave (langgraph.stream.stream_channel, 1.2.24) ----------
+#
+# langgraph's ``GraphRunStream.interleave`` merges its channels by reading
+# their buffers of ``(push stamp, item)``; ``AsyncGraphRunStream`` has no
+# interleave, and ``AsyncRemoteGraphRunStream.interleave`` merges them the
+# same way. ``take_earliest`` runs for every item it yields, so it reads the
+# buffers itself, in one call, rather than through a call per channel.
+
+
+def claim_channel(channel: StreamChannel[Any]) -> bool:
+    """Subscribe to ``channel`` without a cursor; ``False`` if it already has a subscriber.
+
+    Sets ``StreamChannel._subscribed``, as ``__aiter__`` does, so that pushes
+    buffer their items and no other consumer subscribes.
+    """
+    if channel._subscribed:
+        return False
+    channel._subscribed = True
+    return True
+
+
+def release_channel(channel: StreamChannel[Any]) -> None:
+    """Undo ``claim_channel``: clears ``StreamChannel._subscribed``."""
+    channel._subscribed = False
+
+
+def take_earliest(channels: Mapping[str, StreamChannel[Any]], done: set[str]) -> tuple[str, Any] | None:
+    """Take the first-pushed item buffered in ``channels`` (not ``done``), as ``(name, item)``.
+
+    ``None`` when none is buffered: the run must be pumped. A channel found
+    closed and empty on the way is added to ``done``, or raises the error it
+    failed with. Reads ``StreamChannel._items`` (``(stamp, item)`` pairs,
+    stamped in push order across one mux), ``_closed`` and ``_error``.
+    """
+    earliest: str | None = None
+    earliest_stamp = 0
+    for name, channel in channels.items():
+        if name in done:
+            continue
+        items = channel._items
+        if items:
+            stamp = items[0][0]
+            if earliest is None or stamp < earliest_stamp:
+                earliest, earliest_stamp = name, stamp
+        elif channel._closed:
+            if channel._error is not None:
+                raise channel._error
+            done.add(name)
+    if earliest is None:
+        return None
+    return earliest, channels[earliest]._items.popleft()[1]
+
+
+def mark_drained(channels: Mapping[str, StreamChannel[Any]], done: set[str]) -> None:
+    """The run is over: add each channel with nothing buffered to ``done``, or raise the error it failed with.
+
+    Reads ``StreamChannel._items`` and ``_error``.
+    """
+    for name, channel in channels.items():
+        if name not in done and not channel._items:
+            if channel._error is not None:
+                raise channel._error
+            done.add(name)
+
+
+# --- transformers (langgraph.stream, 1.2.24; langchain-core's ChatModelStream, 1.8) --------------
+
+
+class MuxAwareTransformer(StreamTransformer):
+    """A ``StreamTransformer`` told which mux registered it.
+
+    ``StreamMux`` calls ``StreamTransformer._on_register(mux)`` once it has
+    wired a transformer in (langgraph 1.2.24); langgraph's own transformers
+    override it to keep their mux, and there is no public hook. Subclasses
+    override ``registered`` instead.
+    """
+
+    def _on_register(self, mux: Any) -> None:
+        self.registered(mux)
+
+    def registered(self, mux: StreamMux) -> None:
+        """Called once ``mux`` has registered this transformer, before any event; a no-op here."""
+
+
+def message_stream_of_run(
+    transformer: MessagesTransformer, run_id: str
+) -> ChatModelStream | AsyncChatModelStream | None:
+    """The message handle ``transformer`` routes run ``run_id``'s message events to, while it is open.
+
+    Reads ``MessagesTransformer._by_run``: a handle is public only as an item
+    of the ``messages`` projection, which is the caller's to consume.
+    """
+    return transformer._by_run.get(run_id)
+
+
+def set_message_node(stream: ChatModelStream | AsyncChatModelStream, node: str) -> None:
+    """Name the node that wrote ``stream``'s message.
+
+    Writes ``ChatModelStream._node`` (langchain-core 1.8), which the read-only
+    ``node`` property returns. A handle's node is set when it is made; the
+    wire may name it only once the node's ``updates`` arrive.
+    """
+    stream._node = node
+
+
+# --- a parent task's scratchpad and messages handlers (langgraph.pregel, 1.2.24) ----------------
+
+
+def subgraph_count(scratchpad: PregelScratchpad) -> int:
+    """Take the task's next graph-run number: 0 for the first graph run it starts, then 1, 2, ...
+
+    Calls ``PregelScratchpad.subgraph_counter`` (a ``langgraph._internal``
+    class), as a local child's run does to take its checkpoint namespace.
+    """
+    return scratchpad.subgraph_counter()
+
+
+def null_resume(scratchpad: PregelScratchpad, consume: bool) -> Any:
+    """The parent's plain resume value (``Command(resume=value)``) for the task, or ``None``.
+
+    ``PregelScratchpad.get_null_resume``; ``consume=True`` uses it up, as a
+    local ``interrupt()`` that takes it does.
+    """
+    return scratchpad.get_null_resume(consume)
+
+
+def messages_handler_seen(handler: StreamMessagesHandler) -> set[int | str]:
+    """The ids of the messages ``handler`` has emitted or seen streamed; ours to add to.
+
+    ``StreamMessagesHandler.seen`` (``langgraph.pregel._messages``): the
+    handler emits a node's returned message only if its id is not there.
+    """
+    return handler.seen
+
+
+def messages_handler_emits(handler: StreamMessagesHandler, ns: tuple[str, ...]) -> bool:
+    """Whether ``handler`` emits messages from namespace ``ns``.
+
+    Its own rule (``on_chat_model_start``), on ``StreamMessagesHandler.subgraphs``
+    and ``.parent_ns``: every namespace with ``subgraphs=True``, its graph's
+    root, and the namespace it was created in.
+    """
+    return handler.subgraphs or not ns or ns == handler.parent_ns
+
+
+# --- a parent's astream_events (langchain-core 1.8) ----------------------------------------------
+
+
 def events_handler(callbacks: Any) -> AstreamEventsHandler | None:
-    """The handler of a parent's ``astream_events`` among a call's callbacks, if any."""
+    """The handler of a parent's ``astream_events`` among a call's callbacks, if any.
+
+    ``_AstreamEventsCallbackHandler`` is langchain-core's private class;
+    ``callbacks`` is a callback manager (its public ``handlers``) or a list.
+    """
     handlers = getattr(callbacks, "handlers", callbacks)
     for handler in handlers if isinstance(handlers, (list, tuple)) else ():
         if isinstance(handler, AstreamEventsHandler):
@@ -100,7 +335,8 @@ def send_event(handler: AstreamEventsHandler, event: dict[str, Any], run_type: s
 
     The event's own ``parent_ids`` (from the remote run's root down) follow the
     parent run's chain as the handler knows it; the handler filters it as its
-    own events.
+    own events. Calls ``_AstreamEventsCallbackHandler._get_parent_ids`` and
+    ``_send``: the handler takes events only from the runs its callbacks see.
     """
     event["parent_ids"] = [*handler._get_parent_ids(parent_run_id), str(parent_run_id), *event.get("parent_ids", [])]
     handler._send(event, run_type)  # type: ignore[arg-type]

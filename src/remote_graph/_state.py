@@ -112,10 +112,10 @@ class ThreadCalls:
         return (yield from talk)
 
     def sync(self, headers: Mapping[str, str] | None) -> SyncRequests:
-        return SyncRequests(self.graph._validate_sync_client().http.client, self.graph.timeouts, dict(headers or {}))
+        return SyncRequests(self.graph._clients.sync_client().http.client, self.graph.timeouts, dict(headers or {}))
 
     def async_(self, headers: Mapping[str, str] | None) -> AsyncRequests:
-        return AsyncRequests(self.graph._validate_client().http.client, self.graph.timeouts, dict(headers or {}))
+        return AsyncRequests(self.graph._clients.async_client().http.client, self.graph.timeouts, dict(headers or {}))
 
     # --- the calls -----------------------------------------------------------------
 

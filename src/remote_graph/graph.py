@@ -271,12 +271,6 @@ class RemoteGraph(_UpstreamRemoteGraph):
         if value is not self._clients.settings.sync_client:
             self._clients = self._clients.derive(sync_client=value)
 
-    def _validate_client(self) -> LangGraphClient:
-        return self._clients.async_client()
-
-    def _validate_sync_client(self) -> SyncLangGraphClient:
-        return self._clients.sync_client()
-
     # --- thread state -----------------------------------------------------------
 
     def get_state(
@@ -627,7 +621,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
         name = thread_name(merged["configurable"]["thread_id"]) if thread_given else thread_id
         return RunDriver(plan, thread_id, timeouts=self.timeouts, limits=self.limits), name
 
-    def _headers(self, options: RunOptions) -> dict[str, str] | None:
+    def _run_headers(self, options: RunOptions) -> dict[str, str] | None:
         if not self.distributed_tracing:
             return options.headers
         return merge_tracing_headers(options.headers)
@@ -694,8 +688,8 @@ class RemoteGraph(_UpstreamRemoteGraph):
         options = RunOptions.from_kwargs(kwargs)
         mux = self._mux(transformers, is_async=False)
         driver, name = self._driver(input, config, options)
-        sync_client = self._validate_sync_client()
-        source = SyncRunSource(sync_client.http.client, driver, self._headers(options), owner=self._clients)
+        sync_client = self._clients.sync_client()
+        source = SyncRunSource(sync_client.http.client, driver, self._run_headers(options), owner=self._clients)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="The v3 streaming protocol on Pregel is experimental.")
             return RemoteGraphRunStream(source, mux, driver, thread_id=name)
@@ -792,8 +786,8 @@ class RemoteGraph(_UpstreamRemoteGraph):
     ) -> AsyncRemoteGraphRunStream:
         mux = self._mux(transformers, is_async=True)
         driver, name = self._driver(input, config, options)
-        client = self._validate_client()
-        source = AsyncRunSource(client.http.client, driver, self._headers(options), owner=self._clients)
+        client = self._clients.async_client()
+        source = AsyncRunSource(client.http.client, driver, self._run_headers(options), owner=self._clients)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="The v3 streaming protocol on Pregel is experimental.")
             return AsyncRemoteGraphRunStream(source, mux, driver, thread_id=name)

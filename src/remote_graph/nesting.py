@@ -57,7 +57,11 @@ from remote_graph._private import (
     StreamMessagesHandlerV2,
     ensure_config,
     events_handler,
+    messages_handler_emits,
+    messages_handler_seen,
+    null_resume,
     send_event,
+    subgraph_count,
 )
 from remote_graph._sync import SyncRunSource
 from remote_graph.errors import RemoteRunError
@@ -140,7 +144,7 @@ def parent_task(
         return None
     checkpoint_ns = str(conf.get(CONFIG_KEY_CHECKPOINT_NS) or "")
     scratchpad = conf.get(CONFIG_KEY_SCRATCHPAD)
-    if isinstance(scratchpad, PregelScratchpad) and (count := scratchpad.subgraph_counter()):
+    if isinstance(scratchpad, PregelScratchpad) and (count := subgraph_count(scratchpad)):
         # A second graph run in one task gets its own namespace, as a local child's does.
         checkpoint_ns = NS_SEP.join((checkpoint_ns, str(count)))
     stream = conf.get(CONFIG_KEY_STREAM)
@@ -149,10 +153,10 @@ def parent_task(
 
     def consume() -> None:
         if isinstance(scratchpad, PregelScratchpad):
-            scratchpad.get_null_resume(True)
+            null_resume(scratchpad, True)
 
     if conf.get(CONFIG_KEY_RESUMING):
-        value: Any = scratchpad.get_null_resume(False) if isinstance(scratchpad, PregelScratchpad) else None
+        value: Any = null_resume(scratchpad, False) if isinstance(scratchpad, PregelScratchpad) else None
         resume = ParentResume(
             by_id=dict(conf.get(CONFIG_KEY_RESUME_MAP) or {}), **({} if value is None else {"value": value})
         )
@@ -196,14 +200,14 @@ def _v1_messages_scope(callbacks: Any) -> Callable[[tuple[str, ...]], bool] | No
         return None
 
     def emits(ns: tuple[str, ...]) -> bool:
-        return any(h.subgraphs or not ns or ns == h.parent_ns for h in handlers)
+        return any(messages_handler_emits(h, ns) for h in handlers)
 
     return emits
 
 
 def _seen_marker(callbacks: Any) -> Callable[[list[str]], None] | None:
     """Marks message ids seen in the parent's messages handlers (``None`` without one)."""
-    seen = [h.seen for h in _handlers(callbacks) if isinstance(h, StreamMessagesHandler)]
+    seen = [messages_handler_seen(h) for h in _handlers(callbacks) if isinstance(h, StreamMessagesHandler)]
     if not seen:
         return None
 
@@ -222,7 +226,7 @@ def _marking_streamed_messages(stream: Callable[[Any], None], callbacks: Any) ->
     child's do not, so its streamed message ids are marked seen here, or the
     parent would emit each of them a second time at its root.
     """
-    seen = [h.seen for h in _handlers(callbacks) if isinstance(h, StreamMessagesHandler)]
+    seen = [messages_handler_seen(h) for h in _handlers(callbacks) if isinstance(h, StreamMessagesHandler)]
 
     def write(chunk: Any) -> None:
         _, mode, payload = chunk
@@ -383,7 +387,7 @@ class NestedCall:
             graph=graph,
             input=input,
             config=merged,
-            headers=graph._headers(options),
+            headers=graph._run_headers(options),
             version=version,
             shaper=shaper,
         )
@@ -407,7 +411,7 @@ class NestedCall:
         """``stream``: the chunks the call yields (none for ``invoke``), as the run goes."""
         graph = self.graph
         source = SyncRunSource(
-            graph._validate_sync_client().http.client, self.driver, self.headers, owner=graph._clients
+            graph._clients.sync_client().http.client, self.driver, self.headers, owner=graph._clients
         )
         try:
             for part in source:
@@ -422,7 +426,9 @@ class NestedCall:
     async def aiterate(self) -> AsyncGenerator[Any, None]:
         """``astream``: async variant of ``iterate``."""
         graph = self.graph
-        source = AsyncRunSource(graph._validate_client().http.client, self.driver, self.headers, owner=graph._clients)
+        source = AsyncRunSource(
+            graph._clients.async_client().http.client, self.driver, self.headers, owner=graph._clients
+        )
         if self.events is not None:
             # The run is one of the parent's, as a local child's run is.
             manager = get_async_callback_manager_for_config(self.config)

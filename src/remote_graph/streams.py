@@ -24,7 +24,18 @@ from langgraph.types import Interrupt
 from remote_graph._aio import AsyncRunSource
 from remote_graph._core.run import RunDriver
 from remote_graph._core.state import RunStatus
-from remote_graph._private import StreamMux
+from remote_graph._private import (
+    StreamMux,
+    apump_of,
+    claim_channel,
+    latest_values,
+    mark_drained,
+    mux_error,
+    mux_transformers,
+    pump_of,
+    release_channel,
+    take_earliest,
+)
 from remote_graph._sync import SyncRunSource
 from remote_graph.transformers import RunExtensions, WireChannelsTransformer
 
@@ -90,16 +101,17 @@ class RunSnapshot:
 
 class _RemoteRunMixin:
     _driver: RunDriver
-    _mux: StreamMux
-    _latest: Any
+    # The run's mux; langgraph's run stream keeps its own reference, which is not ours to read.
+    _run_mux: StreamMux
     # The thread as the caller named it; the run executes on the UUID it maps to.
     _thread_name: str
     extensions: Mapping[str, Any]
 
-    def _learn_wire_channels(self) -> None:
+    def _learn_wire_channels(self, mux: StreamMux) -> None:
+        self._run_mux = mux
         # Channels the server's module sends are found by name, even before their first event.
-        wire = next((t for t in self._mux._transformers if isinstance(t, WireChannelsTransformer)), None)
-        self.extensions = RunExtensions(self._mux, wire)
+        wire = next((t for t in mux_transformers(mux) if isinstance(t, WireChannelsTransformer)), None)
+        self.extensions = RunExtensions(mux, wire)
 
     @property
     def run_id(self) -> str | None:
@@ -118,9 +130,10 @@ class _RemoteRunMixin:
             status=state.status,
             run_id=self._driver.run_id,
             thread_id=self._thread_name,
-            values=self._latest,
+            # The mixin is only ever part of a GraphRunStream or an AsyncGraphRunStream.
+            values=latest_values(self),  # type: ignore[arg-type]
             interrupts=list(self._driver.interrupts),
-            error=state.error if state.error is not None else self._mux._events._error,
+            error=state.error if state.error is not None else mux_error(self._run_mux),
         )
 
 
@@ -140,7 +153,7 @@ class RemoteGraphRunStream(_RemoteRunMixin, GraphRunStream):
         self._driver = driver
         self._thread_name = driver.thread_id if thread_id is None else thread_id
         super().__init__(source, mux)
-        self._learn_wire_channels()
+        self._learn_wire_channels(mux)
         weakref.finalize(self, _close_dropped, source)
 
     def __enter__(self) -> RemoteGraphRunStream:
@@ -153,7 +166,8 @@ class RemoteGraphRunStream(_RemoteRunMixin, GraphRunStream):
         Unlike ``output``, a failed run does not raise here: the status is
         ``"failed"`` and ``snapshot().error`` holds the exception.
         """
-        while self._pump_next():
+        pump = pump_of(self)
+        while pump():
             pass
         return self._driver.status
 
@@ -171,7 +185,7 @@ class AsyncRemoteGraphRunStream(_RemoteRunMixin, AsyncGraphRunStream):
         self._driver = driver
         self._thread_name = driver.thread_id if thread_id is None else thread_id
         super().__init__(source, mux)
-        self._learn_wire_channels()
+        self._learn_wire_channels(mux)
         finalizer = weakref.finalize(self, _aclose_dropped, source, asyncio.get_running_loop())
         # At interpreter exit the loop is gone; nothing can be awaited then.
         finalizer.atexit = False
@@ -185,7 +199,8 @@ class AsyncRemoteGraphRunStream(_RemoteRunMixin, AsyncGraphRunStream):
 
         A failed run does not raise here; see ``RemoteGraphRunStream.wait``.
         """
-        while await self._apump_next():
+        pump = apump_of(self)
+        while await pump():
             pass
         return self._driver.status
 
@@ -202,6 +217,7 @@ class AsyncRemoteGraphRunStream(_RemoteRunMixin, AsyncGraphRunStream):
             RuntimeError: If a channel already has a subscriber.
         """
         channels: dict[str, StreamChannel[Any]] = {}
+        pump = apump_of(self)
         try:
             for name in names:
                 channel = self.extensions[name]
@@ -209,33 +225,16 @@ class AsyncRemoteGraphRunStream(_RemoteRunMixin, AsyncGraphRunStream):
                     raise TypeError(
                         f"interleave() requires StreamChannel projections, got {type(channel).__name__} for {name!r}"
                     )
-                if channel._subscribed or name in channels:
+                if name in channels or not claim_channel(channel):
                     raise RuntimeError(f"StreamChannel {name!r} already has a subscriber; use .atee(n) for fan-out.")
-                channel._subscribed = True
                 channels[name] = channel
             done: set[str] = set()
             while len(done) < len(channels):
-                best: tuple[int, str] | None = None
-                for name, channel in channels.items():
-                    if name in done:
-                        continue
-                    if channel._items:
-                        stamp = channel._items[0][0]
-                        if best is None or stamp < best[0]:
-                            best = (stamp, name)
-                    elif channel._closed:
-                        if channel._error is not None:
-                            raise channel._error
-                        done.add(name)
-                if best is not None:
-                    _, item = channels[best[1]]._items.popleft()
-                    yield best[1], item
-                elif not await self._apump_next():
-                    for name, channel in channels.items():
-                        if name not in done and not channel._items:
-                            if channel._error is not None:
-                                raise channel._error
-                            done.add(name)
+                taken = take_earliest(channels, done)
+                if taken is not None:
+                    yield taken
+                elif not await pump():
+                    mark_drained(channels, done)
         finally:
             for channel in channels.values():
-                channel._subscribed = False
+                release_channel(channel)

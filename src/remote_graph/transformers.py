@@ -18,10 +18,17 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from langchain_core.messages import BaseMessage
-from langgraph.stream import StreamChannel, StreamTransformer
+from langgraph.stream import StreamChannel
 from langgraph.stream.transformers import MessagesTransformer
 
-from remote_graph._private import ProtocolEvent, StreamMux, attach_projection
+from remote_graph._private import (
+    MuxAwareTransformer,
+    ProtocolEvent,
+    StreamMux,
+    attach_projection,
+    message_stream_of_run,
+    set_message_node,
+)
 
 __all__ = ["RemoteMessagesTransformer", "WireChannelsTransformer"]
 
@@ -54,29 +61,31 @@ class RemoteMessagesTransformer(MessagesTransformer):
 
     def __init__(self, scope: tuple[str, ...] = ()) -> None:
         super().__init__(scope)
+        # As a list, like the ``namespace`` of the events it is compared with.
+        self._namespace = list(scope)
         self._nodeless: dict[str, Any] = {}
 
     def process(self, event: ProtocolEvent) -> bool:
         method = event["method"]
         params = event["params"]
-        if method == "messages" and params["namespace"] == self._scope_list:
+        if method == "messages" and params["namespace"] == self._namespace:
             payload = params["data"][0]
             keep = super().process(event)
             if isinstance(payload, dict) and payload.get("event") == "message-start":
                 # The handle just pushed is the newest one for this payload's id.
                 message_id = payload.get("id")
-                stream = self._by_run.get(str(params["data"][1].get("run_id", "")))
+                stream = message_stream_of_run(self, str(params["data"][1].get("run_id", "")))
                 if stream is not None and isinstance(message_id, str):
                     self._nodeless[message_id] = stream
             return keep
-        if method == "updates" and params["namespace"] == self._scope_list and self._nodeless:
+        if method == "updates" and params["namespace"] == self._namespace and self._nodeless:
             data = params["data"]
             if isinstance(data, dict):
                 for node, update in data.items():
                     for message_id in _message_ids(update):
                         stream = self._nodeless.pop(message_id, None)
                         if stream is not None:
-                            stream._node = node
+                            set_message_node(stream, node)
             return True
         return super().process(event)
 
@@ -89,7 +98,7 @@ class RemoteMessagesTransformer(MessagesTransformer):
         super().fail(err)
 
 
-class WireChannelsTransformer(StreamTransformer):
+class WireChannelsTransformer(MuxAwareTransformer):
     """Projections for the named channels the server's transformers send.
 
     A deployed module's ``stream_transformers()`` hook may register
@@ -118,18 +127,19 @@ class WireChannelsTransformer(StreamTransformer):
 
     def __init__(self, scope: tuple[str, ...] = (), known: set[str] | None = None) -> None:
         super().__init__(scope)
-        self._scope_list = list(scope)
+        self._namespace = list(scope)
         self._known = known if known is not None else set()
         self._channels: dict[str, StreamChannel[Any]] = {}
         self._mux: StreamMux | None = None
         self._ended = False
 
     def init(self) -> dict[str, Any]:
-        # Known names are attached once registered (``_on_register``): by then
+        # Known names are attached once registered (``registered``): by then
         # the mux shows which of them another transformer projects this run.
         return {}
 
-    def _on_register(self, mux: Any) -> None:
+    def registered(self, mux: StreamMux) -> None:
+        """Attach the names earlier runs learned, now that ``mux`` shows which others project."""
         self._mux = mux
         for name in sorted(self._known):
             self.channel(name)
@@ -150,7 +160,7 @@ class WireChannelsTransformer(StreamTransformer):
 
     def process(self, event: ProtocolEvent) -> bool:
         method = event["method"]
-        if not method.startswith(_CUSTOM) or event["params"]["namespace"] != self._scope_list:
+        if not method.startswith(_CUSTOM) or event["params"]["namespace"] != self._namespace:
             return True
         name = method[len(_CUSTOM) :]
         channel: StreamChannel[Any] | None = self._channels.get(name)
