@@ -20,12 +20,13 @@ position tells: the prefix repeats the delivered frames of that millisecond in
 order, and a rewind that began in an older millisecond enters this one at its
 first frame. A rewind that begins inside the newest millisecond can only be
 told by content: the frames that follow match, one by one, frames of that
-millisecond already delivered. Content cannot tell a repeat from a new frame
-byte for byte the same as one just delivered (a model streaming the same token
-twice), so this is judged only where a rewind can happen: on a resumed
-connection, once (a connection switches from replay to live once). A run's
-first connection is opened with the run itself, before the run publishes
-anything, so it has no replay and never rewinds.
+millisecond this connection delivered (never the prefix's: those were
+published before the connection subscribed). Content cannot tell a repeat
+from a new frame byte for byte the same as one just delivered (a model
+streaming the same token twice), so this is judged only where a rewind can
+happen: on a resumed connection, once (a connection switches from replay to
+live once). A run's first connection is opened with the run itself, before the
+run publishes anything, so it has no replay and never rewinds.
 """
 
 from __future__ import annotations
@@ -68,6 +69,9 @@ class RepeatFilter(Generic[T]):
         # The newest frame id delivered, and the keys of every frame delivered with it.
         self._newest: str | None = None
         self._block: list[Hashable] = []
+        # Where this connection's own frames begin in the newest block: a
+        # rewind repeats only frames published after the connection subscribed.
+        self._fresh_from = 0
         # This connection: how far its prefix has repeated the newest block.
         self._prefix: int | None = None
         # This connection's live part rewound: the position it has reached in the newest block.
@@ -81,6 +85,7 @@ class RepeatFilter(Generic[T]):
         newest millisecond's frames. Returns what the last connection's held
         frames turn out to be new."""
         released = self._resolve(ended=True)
+        self._fresh_from = len(self._block)
         self._prefix = 0 if self._block else None
         self._rewind = None
         # Only a resumed connection (one with something to replay) can rewind.
@@ -108,7 +113,7 @@ class RepeatFilter(Generic[T]):
         newest = self._newest
         if newest is None or frame_id > newest:
             released = self._resolve(ended=False)
-            self._newest, self._block, self._rewind = frame_id, [key], None
+            self._newest, self._block, self._rewind, self._fresh_from = frame_id, [key], None, 0
             released.append(item)
             return released
         if frame_id < newest:
@@ -141,7 +146,7 @@ class RepeatFilter(Generic[T]):
                 pending.offsets = active + done
                 return []
             return self._resolve(ended=False) + self._same_millisecond(key, item)
-        offsets = [o for o, known in enumerate(block) if known == key] if self._may_rewind else []
+        offsets = [o for o in range(self._fresh_from, len(block)) if block[o] == key] if self._may_rewind else []
         if offsets:
             pending.items.append((key, item))
             pending.offsets = offsets
