@@ -260,6 +260,17 @@ def test_a_connection_that_ends_mid_rewind_drops_the_repeats_it_held(caplog: pyt
     assert caplog.records == []  # one place fits: not ambiguous
 
 
+def test_a_repeat_only_one_place_fits_is_taken_without_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    repeats = resumed("a")
+    fresh(repeats, "t", "u")
+    assert repeats.feed("1-0", "t", "t2") == []
+    with caplog.at_level(logging.WARNING, logger="remote_graph"):
+        assert repeats.feed("1-0", "t", "t3") == ["t2"]
+        # "t3" matches both "t"s; only a rewind to "t2" (the block's end) fits.
+        assert repeats.feed("2-0", "z", "z") == ["z"]
+    assert caplog.records == []
+
+
 def test_identical_frames_after_a_resume_take_the_longest_repeat_and_log(caplog: pytest.LogCaptureFixture) -> None:
     # Content cannot tell "the same frames again" from "new, identical ones" in
     # the same millisecond; on a resumed connection the repeat is taken, and said.

@@ -169,7 +169,9 @@ class RepeatFilter(Generic[T]):
         self._pending = _Pending()
         held = len(pending.items)
         done = [o for o in pending.offsets if o + held >= len(self._block)]
-        if len(pending.offsets) > 1:
+        if len(done) > 1:
+            # Only places a rewind could have begun at (it runs to the block's
+            # end) make the choice ambiguous; a mere match elsewhere does not.
             logger.warning(
                 "a resumed stream sent %d frame(s) that fit more than one place among the frames of the same "
                 "millisecond already delivered; the longest repeat is taken",
