@@ -141,8 +141,10 @@ class Conn:
         twice: The first frame produced while the connection switches from
             its replay to live is sent twice, at the end of the replay and as
             the first live frame, as the server may do.
-        rewind: The connection subscribed this many frames before its replay's
-            end: its live part begins with them again.
+        rewind: The last this many frames of the connection's replay were
+            published after it subscribed, so its live part begins with them
+            again. The connection subscribes as it opens: frames sent before
+            (on an earlier connection) are never among them.
         ahead: How many frames the run produces after this connection ends,
             before the next action (``EVERYTHING``: the run finishes).
         chunks: Chunk sizes to serve the body in, cycled.
@@ -300,7 +302,8 @@ class FakeServer:
             indices.append(live[0])
             self.produced = live[0] + 1
         if conn.rewind:
-            live = indices[len(indices) - min(conn.rewind, len(indices)) :] + live
+            unsent = [i for i in indices if i > self.touched_before]
+            live = indices[len(indices) - min(conn.rewind, len(unsent)) :] + live
         indices += live
         served = [self.frames[i] for i in indices]
         self.served.append(indices)

@@ -61,8 +61,9 @@ class RepeatFilter(Generic[T]):
 
     Feed it every frame (``feed``) with its SSE id and a key of its content;
     it returns the items that are new, in order (possibly later than fed,
-    while a rewind is being told apart). Call ``reconnected`` when a new
-    connection opens, and ``finish`` when the stream is over.
+    while a rewind is being told apart). Call ``reconnected`` when a
+    connection opens (the run's first one too), and ``finish`` when the
+    stream is over.
     """
 
     def __init__(self) -> None:
@@ -78,6 +79,9 @@ class RepeatFilter(Generic[T]):
         self._rewind: int | None = None
         # Whether this connection may still rewind inside the newest millisecond.
         self._may_rewind = False
+        # Connections opened so far: every one but the run's first replays what
+        # the run published before it (even when none of it was delivered).
+        self._connections = 0
         self._pending: _Pending[T] = _Pending()
 
     def reconnected(self) -> list[T]:
@@ -88,8 +92,9 @@ class RepeatFilter(Generic[T]):
         self._fresh_from = len(self._block)
         self._prefix = 0 if self._block else None
         self._rewind = None
-        # Only a resumed connection (one with something to replay) can rewind.
-        self._may_rewind = bool(self._block)
+        # Only a resumed connection can rewind; the run's first opens with the run.
+        self._connections += 1
+        self._may_rewind = self._connections > 1
         return released
 
     def finish(self) -> list[T]:
