@@ -37,6 +37,7 @@ from typing_extensions import TypedDict
 from tests.unit.fake_run import RID, TID, Frame, Wire
 
 __all__ = [
+    "events_frames",
     "HIDDEN",
     "Kaput",
     "failing_graph",
@@ -304,3 +305,28 @@ def local_failure(graph: Pregel, input: Any, modes: Sequence[str]) -> tuple[list
     except Exception as exc:
         return chunks, exc
     raise AssertionError("the run did not fail")
+
+
+def events_frames(events: Iterable[Mapping[str, Any]], root_mode: str = "updates") -> list[Frame]:
+    """The frames the server streams for a run asked for ``events`` (and ``root_mode``)
+    that yielded ``events`` (a local ``astream_events(version="v2")`` run's).
+
+    The server names the root run by its graph id and turns each of the root's
+    ``on_chain_stream`` events into a chunk of ``root_mode``; every other event
+    is a frame of its own, with the server's metadata.
+    """
+    wire = Wire().metadata()
+    root: Any = None
+    for index, event in enumerate(events):
+        if index % 3 == 0:
+            wire.tick()
+        if root is None:
+            root = event["run_id"]
+        if event["event"] == "on_chain_stream" and event["run_id"] == root:
+            wire.chunk(root_mode, server_json(served(root_mode, event["data"]["chunk"])))
+            continue
+        sent = {**event, "metadata": _metadata(event.get("metadata") or {})}
+        if event["run_id"] == root:
+            sent["name"] = "probe"
+        wire.chunk("events", server_json(sent))
+    return wire.frames

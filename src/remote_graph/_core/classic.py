@@ -147,10 +147,14 @@ class ChunkReader:
         # Messages root updates handed out without an id (see ``name_idless``).
         self.idless: list[BaseMessage] = []
 
+    @property
+    def plain_keys(self) -> frozenset[str]:
+        """The root state's keys whose schema admits no message (none while the schemas are unknown)."""
+        return self._schemas.plain_keys if self._schemas is not None else frozenset()
+
     def state(self, ns: Namespace, values: Any) -> Any:
         """State values at ``ns`` (the schema only describes the root graph's)."""
-        plain = self._schemas.plain_keys if self._schemas is not None and not ns else ()
-        values = revive_state(values, plain)
+        values = revive_state(values, self.plain_keys if not ns else ())
         if isinstance(values, dict) and "__interrupt__" in values:
             values = {**values, "__interrupt__": interrupts_of(values["__interrupt__"])}
         return values

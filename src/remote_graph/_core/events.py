@@ -7,8 +7,9 @@ a chunk of the run's other stream modes, at the same place in the stream. So
 ``EventReader`` rebuilds what a local ``astream_events`` yields:
 
 * payloads revived (chunks as ``AIMessageChunk``, tool outputs as
-  ``ToolMessage``, states holding messages), metadata without the server's own
-  keys and with the caller's thread id (``classic.CallView``);
+  ``ToolMessage``, states holding messages; the root graph's states and
+  updates by its state schema, as chunks are), metadata without the server's
+  own keys and with the caller's thread id (``classic.CallView``);
 * the root run named as the caller knows the graph (``RemoteGraph``'s name;
   the server names it by its graph id), its first event carrying the input the
   caller passed, as locally;
@@ -22,14 +23,15 @@ a chunk of the run's other stream modes, at the same place in the stream. So
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage
 from langgraph.types import Send
 
 from remote_graph._core.classic import CallView
-from remote_graph._core.revive import revive
+from remote_graph._core.revive import revive_state
+from remote_graph._core.schema import GraphSchemas
 from remote_graph._core.shape import Shaper
 from remote_graph._core.wire import Part
 from remote_graph._private import RootEventFilter
@@ -42,15 +44,40 @@ def run_type(event_name: str) -> str:
     return event_name[len("on_") :].rsplit("_", 1)[0] if event_name.startswith("on_") else event_name
 
 
-def revived_event(raw: Any, metadata: Callable[[Any], Any]) -> dict[str, Any] | None:
-    """A server event as a local one: payloads revived, metadata read by ``metadata``."""
+def revived_event(raw: Any, metadata: Callable[[Any], Any], plain_keys: Collection[str] = ()) -> dict[str, Any] | None:
+    """A server event as a local one: payloads revived, metadata read by ``metadata``.
+
+    Args:
+        raw: The server's event.
+        metadata: Reads the event's metadata in the caller's terms.
+        plain_keys: The root state's keys whose schema admits no message: in
+            the root graph's states and updates (``_root_state``) a dict there
+            stays the user's, however it looks.
+    """
     if not isinstance(raw, Mapping) or not isinstance(raw.get("event"), str):
         return None
     event = dict(raw)
     data = event.get("data")
-    event["data"] = {key: _sends(revive(value)) for key, value in data.items()} if isinstance(data, Mapping) else {}
+    plain = plain_keys if plain_keys and _root_state(event) else ()
+    event["data"] = (
+        {key: _sends(revive_state(value, plain)) for key, value in data.items()} if isinstance(data, Mapping) else {}
+    )
     event["metadata"] = metadata(event.get("metadata") or {})
     return event
+
+
+def _root_state(event: Mapping[str, Any]) -> bool:
+    """Whether an event's data are the root graph's states and updates: those of
+    the root run's chains and of the chains of its nodes' tasks (the node, its
+    routing, a subgraph's own graph taking the root's state). Deeper down, a
+    subgraph's states follow a schema of its own, which the server does not give."""
+    if not str(event.get("event")).startswith("on_chain_"):
+        return False
+    if not event.get("parent_ids"):
+        return True
+    metadata = event.get("metadata")
+    ns = metadata.get("langgraph_checkpoint_ns") if isinstance(metadata, Mapping) else None
+    return isinstance(ns, str) and "|" not in ns
 
 
 class EventFilters:
@@ -76,6 +103,8 @@ class EventReader:
         input: The input the caller passed, for the root's first event.
         filters: What to keep.
         graph_id: The name the server gives the root run (its graph id).
+        schemas: The deployed graph's schemas (read as each event arrives: the
+            run learns them after the reader is made).
     """
 
     def __init__(
@@ -88,8 +117,10 @@ class EventReader:
         input: Any,
         filters: EventFilters,
         graph_id: str | None = None,
+        schemas: GraphSchemas | None = None,
     ) -> None:
         self.graph_id = graph_id
+        self._schemas = schemas
         self.view = view
         self.version = version
         self.root_name = root_name
@@ -128,7 +159,8 @@ class EventReader:
         return out
 
     def _event(self, raw: Any) -> dict[str, Any] | None:
-        event = revived_event(raw, self.view.metadata)
+        plain = self._schemas.plain_keys if self._schemas is not None else ()
+        event = revived_event(raw, self.view.metadata, plain)
         if event is None:
             return None
         root = self._root
