@@ -21,7 +21,7 @@ import orjson
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.pregel import Pregel
-from langgraph.types import Send
+from langgraph.types import Send, interrupt
 
 from remote_graph._core.classic import CallView, ChunkReader
 from remote_graph._core.classic_wire import ClassicWire
@@ -309,6 +309,44 @@ def test_v1_events_are_a_local_v1_runs() -> None:
         remote[-1]["data"]["output"]
         == next(e for e in reversed(remote) if e["event"] == "on_chain_stream")["data"]["chunk"]
     )
+
+
+def paused_in_a_subgraph() -> Pregel:
+    """sub (its node interrupts) beside other, from the start."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import START, StateGraph
+    from typing_extensions import TypedDict
+
+    class State(TypedDict, total=False):
+        count: int
+
+    def inner(state: State) -> dict[str, Any]:
+        return {"count": interrupt("inner?")}
+
+    sub = StateGraph(State)
+    sub.add_node("inner", inner)
+    sub.add_edge(START, "inner")
+    graph = StateGraph(State)
+    graph.add_node("prepare", lambda state: {"count": 1})
+    graph.add_node("sub", sub.compile())
+    graph.add_edge(START, "prepare")
+    graph.add_edge("prepare", "sub")
+    return graph.compile(checkpointer=InMemorySaver())
+
+
+@pytest.mark.parametrize("where", ["root", "subgraph"])
+def test_v1_ends_the_runs_an_interrupt_left_open_as_locally(where: str) -> None:
+    # Locally, v1 ends the interrupted node's run (and the runs around it)
+    # with no output before the root streams the interrupt; v2 does not.
+    input = ask() if where == "root" else {"count": 0}
+    graph = (lambda: probe_graph()) if where == "root" else paused_in_a_subgraph
+    v2, _ = local_events(graph(), input, "v2")
+    local, _ = local_events(graph(), input, "v1")
+    remote, error = remote_events(events_frames(v2), reader("v1", input))
+    assert error is None
+    assert canon(without_tool_message_ids(remote)) == canon(without_tool_message_ids(local))
+    ends = [e["name"] for e in remote if e["event"] == "on_chain_end" and e["data"].get("output", "") is None]
+    assert ends == (["ask"] if where == "root" else ["inner", "LangGraph", "sub"])
 
 
 # --- failed runs ---------------------------------------------------------------------------

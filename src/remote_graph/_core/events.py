@@ -17,8 +17,9 @@ a chunk of the run's other stream modes, at the same place in the stream. So
   as the root's own ``astream`` yields them (``updates`` by default);
 * ``include_*`` / ``exclude_*`` filters applied as langchain applies them;
 * for ``version="v1"``, the v1 shapes: no ``parent_ids``, no root metadata, a
-  chat model's end output as an ``LLMResult``, and the root's end output its
-  last chunk.
+  chat model's end output as an ``LLMResult``, the root's end output its last
+  chunk, and an end (with no output) for each run an interrupt or a failure
+  left open (the v2 events the server sends have none).
 """
 
 from __future__ import annotations
@@ -151,6 +152,10 @@ class EventReader:
         if part["ns"] or self._root is None:
             return []
         out = []
+        if self.version == "v1" and part["type"] == "updates" and _interrupts(part["data"]):
+            # The step's interrupted nodes raised: v1 ends their runs (and the
+            # runs around them), as a failure's, before the root streams the interrupt.
+            out.extend(self._end_open())
         for chunk in self.root_chunks.shape(part):
             self._last_chunk = chunk
             stream = {**self._root, "event": "on_chain_stream", "data": {"chunk": chunk}}
@@ -189,6 +194,10 @@ class EventReader:
         v1 stream ends them."""
         if self.version != "v1":
             return []
+        return self._end_open()
+
+    def _end_open(self) -> list[dict[str, Any]]:
+        """v1: an end (with no output) for every run open but the root's, innermost first."""
         root = self._root["run_id"] if self._root is not None else None
         out = []
         for run_id, start in reversed(list(self._open.items())):
@@ -223,6 +232,11 @@ class EventReader:
             if isinstance(output, BaseMessage):
                 event["data"]["output"] = _llm_result(output)
         return event
+
+
+def _interrupts(update: Any) -> bool:
+    """Whether a root ``updates`` chunk says nodes raised interrupts (not a pause before or after a node)."""
+    return isinstance(update, Mapping) and bool(update.get("__interrupt__"))
 
 
 def _sends(value: Any) -> Any:
