@@ -184,6 +184,27 @@ def test_the_root_keeps_a_run_name_the_caller_gave() -> None:
     assert remote[0]["data"] == {"input": {"x": 0}} and remote[1]["data"] == {"output": {"x": 1}}
 
 
+def test_the_root_is_renamed_by_a_graph_id_learned_after_the_reader_was_made() -> None:
+    # A RemoteGraph made with an assistant's UUID, on its first call: the
+    # schemas (and the graph id the server names the root by) are learned by
+    # the run, after the reader was made with the UUID standing in for the id.
+    learned = GraphSchemas()
+    events = EventReader(
+        VIEW,
+        version="v2",
+        root_name="my-assistant",
+        root_chunks=Shaper("updates"),
+        input={},
+        filters=EventFilters(),
+        graph_id="48528212-457f-5d25-96eb-28212162677b",
+        schemas=learned,
+    )
+    learned.learn(PROBE_SCHEMAS)
+    start = {"event": "on_chain_start", "name": "probe", "run_id": "r0", "parent_ids": [], "tags": [], "data": {}}
+    (event,) = events.feed({"type": "events", "ns": (), "data": start})
+    assert event["name"] == "my-assistant"
+
+
 def test_the_roots_stream_events_are_its_own_chunks_in_its_stream_mode() -> None:
     input = ask()
     local, _ = local_events(probe_graph(ask=False), input, "v2", stream_mode="values")

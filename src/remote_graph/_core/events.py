@@ -103,7 +103,8 @@ class EventReader:
         root_chunks: Shapes the root's own stream chunks (its ``on_chain_stream`` data).
         input: The input the caller passed, for the root's first event.
         filters: What to keep.
-        graph_id: The name the server gives the root run (its graph id).
+        graph_id: The name the server gives the root run (its graph id), when
+            the schemas do not say it.
         schemas: The deployed graph's schemas (read as each event arrives: the
             run learns them after the reader is made).
     """
@@ -215,8 +216,10 @@ class EventReader:
 
     def _root_name(self, event: Mapping[str, Any]) -> str:
         # The server names the root after its graph id unless the run has a run_name.
+        # The id is the schemas' once learned (by the run, after this reader was made).
+        learned = self._schemas.graph_id if self._schemas is not None else None
         name = event.get("name")
-        return self.root_name if name == self.graph_id or not isinstance(name, str) else name
+        return self.root_name if name == (learned or self.graph_id) or not isinstance(name, str) else name
 
     def _v1(self, event: dict[str, Any], root: Mapping[str, Any] | None) -> dict[str, Any]:
         event["parent_ids"] = []
