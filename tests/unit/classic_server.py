@@ -209,6 +209,7 @@ class SubState(TypedDict, total=False):
 def _chat(state: ProbeState) -> dict[str, Any]:
     model = GenericFakeChatModel(messages=iter([AIMessage(content="héllo 中文 😀", id="ai-1")]))
     reply = model.invoke(state["messages"])
+    get_stream_writer()({"said": reply.content})
     return {
         "messages": [reply, ToolMessage("done", tool_call_id="c1")],
         # A user's own dict that looks like a message: the state schema says it is not one.
@@ -229,7 +230,7 @@ def _ask(state: ProbeState) -> dict[str, Any]:
 
 
 def probe_graph(*, ask: bool = True) -> Pregel:
-    """chat (a streamed reply and a tool message) -> sub (custom events) -> ask (interrupts)."""
+    """chat (a streamed reply, a custom event, a tool message) -> sub (custom events) -> ask (interrupts)."""
     sub = StateGraph(SubState)
     sub.add_node("inner", _inner)
     sub.add_edge(START, "inner")
