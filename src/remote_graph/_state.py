@@ -157,12 +157,13 @@ class ThreadCalls:
 
         def pages() -> Iterator[list[StateSnapshot]]:
             cursor: Mapping[str, Any] | None = before
-            first = True
+            first, read = True, 0
             while True:
-                page_size = HISTORY_PAGE if limit is None else min(limit, HISTORY_PAGE)
+                # Only what the limit still lets through (``history_pages`` takes every snapshot of a page).
+                page_size = HISTORY_PAGE if limit is None else min(limit - read, HISTORY_PAGE)
                 talk = history_page(path, merged, reader, limit=page_size, before=cursor, filter=filter)
                 page = requests.run(self._with_schemas(talk) if first else talk)
-                first = False
+                first, read = False, read + len(page)
                 yield page
                 if not page:
                     return

@@ -110,7 +110,10 @@ def history_page(
 
 
 def history_pages(pages: Iterator[list[StateSnapshot]], limit: int | None) -> Iterator[StateSnapshot]:
-    """Snapshots from successive pages, up to ``limit`` (all of them when ``None``)."""
+    """Snapshots from successive pages, up to ``limit`` (all of them when ``None``).
+
+    No page is read once ``limit`` snapshots came, nor after a short page.
+    """
     count = 0
     for page in pages:
         for state in page:
@@ -118,7 +121,7 @@ def history_pages(pages: Iterator[list[StateSnapshot]], limit: int | None) -> It
                 return
             count += 1
             yield state
-        if len(page) < HISTORY_PAGE:
+        if len(page) < HISTORY_PAGE or (limit is not None and count >= limit):
             return
 
 
