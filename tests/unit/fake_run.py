@@ -140,7 +140,8 @@ class Conn:
             open (all the rest when ``None``); the body ends after them.
         twice: The first frame produced while the connection switches from
             its replay to live is sent twice, at the end of the replay and as
-            the first live frame, as the server may do.
+            the first live frame, as the server may do (with ``rewind``, it is
+            the last of the frames the live part repeats).
         rewind: The last this many frames of the connection's replay were
             published after it subscribed, so its live part begins with them
             again. The connection subscribes as it opens: frames sent before
@@ -297,13 +298,15 @@ class FakeServer:
             self.produced = 0
         stop = len(self.frames) if conn.live is None else min(len(self.frames), self.produced + conn.live)
         live = list(range(self.produced, stop))
-        if conn.twice and live:
+        twice = bool(conn.twice and live)
+        if twice:
             # Stored while the connection switched to live: in the replay, and live too.
             indices.append(live[0])
             self.produced = live[0] + 1
         if conn.rewind:
             unsent = [i for i in indices if i > self.touched_before]
-            live = indices[len(indices) - min(conn.rewind, len(unsent)) :] + live
+            # With ``twice`` the frame sent twice is the last of those repeated, not a third copy.
+            live = indices[len(indices) - min(conn.rewind, len(unsent)) :] + (live[1:] if twice else live)
         indices += live
         served = [self.frames[i] for i in indices]
         self.served.append(indices)

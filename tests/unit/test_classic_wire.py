@@ -8,6 +8,7 @@ rewind or repeated frame the server's stream may bring.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import httpx
@@ -206,6 +207,48 @@ def test_equal_chunks_of_one_millisecond_split_by_a_cut_are_both_delivered() -> 
         server = FakeServer(frames, [Conn(cut=offset)])
         _, out = run(server, wire=wire())
         assert [part["data"] for part in out.parts] == [{"n": 0}, event, event, {"n": 1}], f"cut at byte {offset}"
+
+
+def test_a_run_whose_start_answer_was_lost_is_followed_from_its_first_chunk_once() -> None:
+    # The start reached the server (three frames published) but its answer
+    # was lost; the run found on the thread is followed from its first frame,
+    # and that connection's live part repeats the replay's last two.
+    chunks, frames = small_run()
+    lost = Conn(answer=Broken(httpx.RemoteProtocolError("peer closed connection")), ahead=3)
+    listed = {"run_id": "R", "status": "running", "kwargs": {"input": {"x": 1}, "command": None}}
+    server = FakeServer(frames, [lost, Conn(rewind=2)], rest={("GET", f"{THREAD}/runs"): Response(200, [listed])})
+    driver, out = run(server, wire=wire())
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+    assert chunks_of(out.parts) == chunks
+    assert server.opened[1].last_event_id == "-1"
+    assert len(server.served[0]) - len(set(server.served[0])) == 2
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_repeated_faults_at_random_deliver_every_chunk_once_in_order(seed: int) -> None:
+    rng = random.Random(seed)
+    chunks, frames = small_run()
+
+    def cutter(served: list[Frame]) -> int | None:
+        body = wire_bytes(served)
+        return rng.randrange(len(body)) if body else None
+
+    connections = [
+        Conn(
+            cut=cutter if rng.random() < 0.7 else None,
+            live=rng.choice([None, rng.randint(0, 4)]),
+            twice=rng.random() < 0.3,
+            rewind=rng.choice([0, 0, 1, 2, 3]),
+            ahead=rng.choice([0, rng.randint(1, 4), EVERYTHING]),
+            chunks=[rng.randint(1, 97) for _ in range(5)],
+        )
+        for _ in range(rng.randint(2, 8))
+    ]
+    server = FakeServer(frames, connections, then=Conn(chunks=(rng.randint(1, 50),)))
+    driver, out = run(server, wire=wire())
+    assert out.error is None, out.error
+    assert chunks_of(out.parts) == chunks
+    assert driver.status is RunStatus.COMPLETED
 
 
 def test_a_chunk_that_is_not_json_fails_the_run_and_the_cleanup_cancels_it() -> None:
