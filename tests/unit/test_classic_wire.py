@@ -157,6 +157,19 @@ def test_a_cut_at_every_byte_offset_delivers_every_chunk_once(ahead: int) -> Non
         assert [kind for kind, _ in trail] == ["POST", "sleep", "open", "GET", "open"], f"cut at byte {offset}"
 
 
+def test_a_cut_at_every_byte_offset_of_a_paused_run_keeps_its_interrupt_once() -> None:
+    chunks = local_chunks(probe_graph(), ask(), ("updates",))
+    frames = classic_frames(chunks)
+    (raised,) = [p["__interrupt__"] for _, _, p in chunks if "__interrupt__" in p]
+    for offset in range(len(wire_bytes(frames))):
+        server = FakeServer(frames, [Conn(cut=offset, chunks=(61,), ahead=EVERYTHING)])
+        classic = wire()
+        driver, out = run(server, wire=classic)
+        assert chunks_of(out.parts) == chunks, f"cut at byte {offset}"
+        assert driver.status is RunStatus.INTERRUPTED, f"cut at byte {offset}"
+        assert classic.interrupts == [((), raised[0])], f"cut at byte {offset}"
+
+
 def test_a_cut_inside_a_multi_byte_character_loses_nothing() -> None:
     chunks, frames = small_run()
     body = wire_bytes(frames)
