@@ -205,6 +205,7 @@ class ClassicCall:
             input=input,
             filters=filters,
             graph_id=graph._schemas.graph_id or graph.assistant_id,
+            schemas=graph._schemas,
         )
         return EventsCall(driver, reader, graph._run_headers(options))
 

@@ -470,7 +470,7 @@ class NestedCall:
         metadata = self.nested.metadata
         view = self.driver.wire
         assert isinstance(view, ClassicWire)
-        event = revived_event(raw, lambda value: metadata(view.reader.view.metadata(value)))
+        event = revived_event(raw, lambda value: metadata(view.reader.view.metadata(value)), view.reader.plain_keys)
         parents = event.get("parent_ids") if event is not None else None
         if event is None or not parents:
             # The deployed graph's own run: this call's run stands for it.

@@ -65,6 +65,20 @@ def connection(store: list[F], last_event_id: str, subscribed_at: int) -> list[F
     return replay(store, last_event_id) + store[subscribed_at:]
 
 
+def settle(client: Client, store: list[F]) -> list[str]:
+    """End the stream as the driver ends a finished run: reconnect until a
+    connection brings nothing new, then finish."""
+    for _ in range(len(store) + 2):
+        last = client.connect()
+        # What the connect released was the last connection's, not news of this one.
+        before = len(client.got)
+        for f in replay(store, last):
+            client.feed(f)
+        if len(client.got) == before:
+            return client.finish()
+    raise AssertionError("every confirming connection brought news")
+
+
 # --- the cases, one by one ---------------------------------------------------------
 
 
@@ -140,6 +154,26 @@ def test_frames_without_an_id_are_always_new() -> None:
     assert repeats.finish() == []
 
 
+def test_a_second_connection_may_rewind_though_the_first_delivered_nothing() -> None:
+    # The run's first connection broke before any frame came (only the
+    # server's metadata, which is not fed here). The second replays the run
+    # from its start, and its live part may begin with the replay's end again.
+    repeats: RepeatFilter[str] = RepeatFilter()
+    assert repeats.reconnected() == []
+    assert repeats.reconnected() == []
+    assert repeats.feed("1-0", "a", "a") == ["a"]
+    assert repeats.feed("1-0", "b", "b") == ["b"]
+    assert repeats.feed("1-0", "b", "b") == []
+    assert repeats.feed("2-0", "c", "c") == ["c"]
+    assert repeats.finish() == []
+
+
+def test_only_the_first_connection_cannot_rewind() -> None:
+    repeats: RepeatFilter[str] = RepeatFilter()
+    repeats.reconnected()
+    assert [repeats.feed("1-0", "b", f"b{i}") for i in range(2)] == [["b0"], ["b1"]]
+
+
 def resumed(*bodies: str, frame_id: str = "1-0") -> RepeatFilter[str]:
     """A filter that delivered ``bodies`` in one millisecond, then resumed on a new connection
     whose replay repeated them (the prefix)."""
@@ -163,44 +197,140 @@ def test_identical_frames_on_a_first_connection_are_all_new() -> None:
     assert repeats.finish() == []
 
 
+def fresh(repeats: RepeatFilter[str], *bodies: str, frame_id: str = "1-0") -> None:
+    """Frames new on the resumed connection (after its prefix), each delivered at once."""
+    for body in bodies:
+        assert repeats.feed(frame_id, body, body) == [body]
+
+
 def test_held_frames_are_released_when_the_stream_moves_on() -> None:
-    repeats = resumed("a", "b")
-    # Same content as an earlier frame of the millisecond: held until it is clear.
-    assert repeats.feed("1-0", "a", "a2") == []
-    # The next one does not continue a repeat of "a b": the held frame was new.
-    assert repeats.feed("1-0", "c", "c") == ["a2", "c"]
-    # A newer millisecond settles what is held, too.
+    repeats = resumed("a")
+    fresh(repeats, "b", "c")
+    # Same content as a frame this connection delivered: held until it is clear.
     assert repeats.feed("1-0", "b", "b2") == []
-    assert repeats.feed("2-0", "d", "d") == ["b2", "d"]
+    # The next one does not continue a repeat of "b c": the held frame was new.
+    assert repeats.feed("1-0", "d", "d") == ["b2", "d"]
+    # A newer millisecond settles what is held, too.
+    assert repeats.feed("1-0", "c", "c2") == []
+    assert repeats.feed("2-0", "e", "e") == ["c2", "e"]
 
 
 def test_a_rewind_is_taken_once_per_connection() -> None:
-    repeats = resumed("a", "b", "c")
-    assert repeats.feed("1-0", "d", "d") == ["d"]
+    repeats = resumed("a")
+    fresh(repeats, "b", "c", "d")
     assert repeats.feed("1-0", "c", "c") == []  # the live part rewinds to "c"...
     assert repeats.feed("1-0", "d", "d") == []  # ...and runs to the block's end
     assert repeats.feed("1-0", "e", "e") == ["e"]
     # The connection is live now: the same content again is new.
     assert repeats.feed("1-0", "e", "e2") == ["e2"]
+    assert repeats.feed("1-0", "b", "b2") == ["b2"]
+
+
+def test_a_rewind_from_an_older_millisecond_is_dropped_by_id_then_by_position() -> None:
+    repeats = resumed("a")
+    fresh(repeats, "b")
+    fresh(repeats, "c", "d", frame_id="2-0")
+    # The live part rewinds to "b": older than the newest id, a repeat; it
+    # enters the newest millisecond at its first frame, told by position.
+    assert repeats.feed("1-0", "b", "b") == []
+    assert repeats.feed("2-0", "c", "c") == []
+    assert repeats.feed("2-0", "d", "d") == []
+    assert repeats.feed("2-0", "c", "c2") == ["c2"]  # past the block's end: new
+    # That was the connection's one rewind: equal content is new from here.
+    assert repeats.feed("2-0", "d", "d2") == ["d2"]
+    assert repeats.finish() == []
+
+
+def test_an_older_id_settles_frames_held_as_a_rewind_as_new() -> None:
+    repeats = resumed("a")
+    fresh(repeats, "b", frame_id="2-0")
+    fresh(repeats, "c", frame_id="2-0")
+    assert repeats.feed("2-0", "b", "b2") == []
+    # A rewind from an older millisecond: the held frame was no rewind, so new.
+    assert repeats.feed("1-0", "a", "a") == ["b2"]
+    assert repeats.feed("2-0", "b", "b") == []
+    assert repeats.feed("2-0", "c", "c") == []
+    assert repeats.feed("2-0", "b", "b2") == []  # the held frame, delivered above
+    assert repeats.feed("2-0", "x", "x") == ["x"]
+
+
+def test_a_prefix_that_stops_short_is_judged_frame_by_frame() -> None:
+    # The replay repeated only part of the newest millisecond (a server that
+    # did not keep it all): what follows the mismatch is new or a repeat on its own.
+    repeats = resumed("a", "b")
+    repeats.reconnected()
+    assert repeats.feed("1-0", "a", "a") == []
+    assert repeats.feed("1-0", "x", "x") == ["x"]
+    assert repeats.feed("2-0", "y", "y") == ["y"]
+
+
+def test_the_prefix_is_told_by_position_even_where_contents_repeat() -> None:
+    repeats = resumed("t", "t", "u", "t")
+    # The whole block came again, in order: the frames after it are new.
+    fresh(repeats, "t", "u")
+    assert repeats.finish() == []
 
 
 def test_a_connection_that_ends_mid_rewind_drops_the_repeats_it_held(caplog: pytest.LogCaptureFixture) -> None:
-    repeats = resumed("a", "b", "c")
+    repeats = resumed("a")
+    fresh(repeats, "b", "c")
     assert repeats.feed("1-0", "b", "b") == []  # a rewind to "b", cut before "c" came again
     with caplog.at_level(logging.WARNING, logger="remote_graph"):
         assert repeats.reconnected() == []
     assert caplog.records == []  # one place fits: not ambiguous
 
 
+def test_a_repeat_only_one_place_fits_is_taken_without_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    repeats = resumed("a")
+    fresh(repeats, "t", "u")
+    assert repeats.feed("1-0", "t", "t2") == []
+    with caplog.at_level(logging.WARNING, logger="remote_graph"):
+        assert repeats.feed("1-0", "t", "t3") == ["t2"]
+        # "t3" matches both "t"s; only a rewind to "t2" (the block's end) fits.
+        assert repeats.feed("2-0", "z", "z") == ["z"]
+    assert caplog.records == []
+
+
 def test_identical_frames_after_a_resume_take_the_longest_repeat_and_log(caplog: pytest.LogCaptureFixture) -> None:
     # Content cannot tell "the same frames again" from "new, identical ones" in
     # the same millisecond; on a resumed connection the repeat is taken, and said.
-    repeats = resumed("t", "t")
+    repeats = resumed("a")
+    fresh(repeats, "t", "u")
+    assert repeats.feed("1-0", "t", "t2") == []  # "t u" again?
+    assert repeats.feed("1-0", "t", "t3") == ["t2"]  # no: "t2" was new
     with caplog.at_level(logging.WARNING, logger="remote_graph"):
-        assert repeats.feed("1-0", "t", "t3") == []
+        # "t u t" repeats the block from its first "t", and "t" alone from "t2":
+        # both run to the block's end. The longest repeat is taken.
+        assert repeats.feed("1-0", "u", "u2") == []
         assert repeats.feed("1-0", "t", "t4") == []
-        assert repeats.feed("2-0", "u", "u") == ["u"]
+        assert repeats.feed("2-0", "z", "z") == ["z"]
     assert any("more than one place" in r.getMessage() for r in caplog.records)
+
+
+def test_a_frame_like_one_delivered_before_the_reconnect_is_new() -> None:
+    # A cut between two equal frames of one millisecond (a writer emitting the
+    # same event twice): the new connection's live part can only rewind to
+    # frames its own replay sent, so the second one, after the replayed
+    # prefix, is news.
+    repeats = resumed("a", "t")
+    assert repeats.feed("1-0", "t", "t2") == ["t2"]
+    assert repeats.feed("2-0", "u", "u") == ["u"]
+    assert repeats.finish() == []
+
+
+@pytest.mark.parametrize("pattern", ["tt", "abab", "aba", "abcabc", "aab", "abcab"])
+def test_equal_frames_split_by_a_cut_are_each_delivered_once(pattern: str) -> None:
+    # One millisecond of frames whose contents repeat; a cut after every
+    # count of them, the run done by the reconnect (no live part to rewind).
+    # (A cut before the first leaves equal frames together on one resumed
+    # connection, where nothing tells the second from a rewind; see below.)
+    run = [F("1000-0", body) for body in pattern] + [F("1001-0", "end")]
+    for cut in range(1, len(run) + 1):
+        client = Client()
+        client.connect()
+        for f in run[:cut]:
+            client.feed(f)
+        assert settle(client, run) == [f.body for f in run], cut
 
 
 # --- many runs, cut at random ------------------------------------------------------

@@ -141,13 +141,20 @@ class ChunkReader:
 
     def __init__(self, view: CallView, schemas: GraphSchemas | None = None) -> None:
         self.view = view
-        self._plain = schemas.plain_keys if schemas is not None else frozenset()
+        # Read at each use: a run learns the schemas after its reader is made
+        # (the first call of a RemoteGraph), before its first chunk.
+        self._schemas = schemas
         # Messages root updates handed out without an id (see ``name_idless``).
         self.idless: list[BaseMessage] = []
 
+    @property
+    def plain_keys(self) -> frozenset[str]:
+        """The root state's keys whose schema admits no message (none while the schemas are unknown)."""
+        return self._schemas.plain_keys if self._schemas is not None else frozenset()
+
     def state(self, ns: Namespace, values: Any) -> Any:
         """State values at ``ns`` (the schema only describes the root graph's)."""
-        values = revive_state(values, self._plain if not ns else ())
+        values = revive_state(values, self.plain_keys if not ns else ())
         if isinstance(values, dict) and "__interrupt__" in values:
             values = {**values, "__interrupt__": interrupts_of(values["__interrupt__"])}
         return values

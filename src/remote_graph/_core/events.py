@@ -7,8 +7,9 @@ a chunk of the run's other stream modes, at the same place in the stream. So
 ``EventReader`` rebuilds what a local ``astream_events`` yields:
 
 * payloads revived (chunks as ``AIMessageChunk``, tool outputs as
-  ``ToolMessage``, states holding messages), metadata without the server's own
-  keys and with the caller's thread id (``classic.CallView``);
+  ``ToolMessage``, states holding messages; the root graph's states and
+  updates by its state schema, as chunks are), metadata without the server's
+  own keys and with the caller's thread id (``classic.CallView``);
 * the root run named as the caller knows the graph (``RemoteGraph``'s name;
   the server names it by its graph id), its first event carrying the input the
   caller passed, as locally;
@@ -16,20 +17,22 @@ a chunk of the run's other stream modes, at the same place in the stream. So
   as the root's own ``astream`` yields them (``updates`` by default);
 * ``include_*`` / ``exclude_*`` filters applied as langchain applies them;
 * for ``version="v1"``, the v1 shapes: no ``parent_ids``, no root metadata, a
-  chat model's end output as an ``LLMResult``, and the root's end output its
-  last chunk.
+  chat model's end output as an ``LLMResult``, the root's end output its last
+  chunk, and an end (with no output) for each run an interrupt or a failure
+  left open (the v2 events the server sends have none).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage
 from langgraph.types import Send
 
 from remote_graph._core.classic import CallView
-from remote_graph._core.revive import revive
+from remote_graph._core.revive import revive_state
+from remote_graph._core.schema import GraphSchemas
 from remote_graph._core.shape import Shaper
 from remote_graph._core.wire import Part
 from remote_graph._private import RootEventFilter
@@ -42,15 +45,40 @@ def run_type(event_name: str) -> str:
     return event_name[len("on_") :].rsplit("_", 1)[0] if event_name.startswith("on_") else event_name
 
 
-def revived_event(raw: Any, metadata: Callable[[Any], Any]) -> dict[str, Any] | None:
-    """A server event as a local one: payloads revived, metadata read by ``metadata``."""
+def revived_event(raw: Any, metadata: Callable[[Any], Any], plain_keys: Collection[str] = ()) -> dict[str, Any] | None:
+    """A server event as a local one: payloads revived, metadata read by ``metadata``.
+
+    Args:
+        raw: The server's event.
+        metadata: Reads the event's metadata in the caller's terms.
+        plain_keys: The root state's keys whose schema admits no message: in
+            the root graph's states and updates (``_root_state``) a dict there
+            stays the user's, however it looks.
+    """
     if not isinstance(raw, Mapping) or not isinstance(raw.get("event"), str):
         return None
     event = dict(raw)
     data = event.get("data")
-    event["data"] = {key: _sends(revive(value)) for key, value in data.items()} if isinstance(data, Mapping) else {}
+    plain = plain_keys if plain_keys and _root_state(event) else ()
+    event["data"] = (
+        {key: _sends(revive_state(value, plain)) for key, value in data.items()} if isinstance(data, Mapping) else {}
+    )
     event["metadata"] = metadata(event.get("metadata") or {})
     return event
+
+
+def _root_state(event: Mapping[str, Any]) -> bool:
+    """Whether an event's data are the root graph's states and updates: those of
+    the root run's chains and of the chains of its nodes' tasks (the node, its
+    routing, a subgraph's own graph taking the root's state). Deeper down, a
+    subgraph's states follow a schema of its own, which the server does not give."""
+    if not str(event.get("event")).startswith("on_chain_"):
+        return False
+    if not event.get("parent_ids"):
+        return True
+    metadata = event.get("metadata")
+    ns = metadata.get("langgraph_checkpoint_ns") if isinstance(metadata, Mapping) else None
+    return isinstance(ns, str) and "|" not in ns
 
 
 class EventFilters:
@@ -75,7 +103,10 @@ class EventReader:
         root_chunks: Shapes the root's own stream chunks (its ``on_chain_stream`` data).
         input: The input the caller passed, for the root's first event.
         filters: What to keep.
-        graph_id: The name the server gives the root run (its graph id).
+        graph_id: The name the server gives the root run (its graph id), when
+            the schemas do not say it.
+        schemas: The deployed graph's schemas (read as each event arrives: the
+            run learns them after the reader is made).
     """
 
     def __init__(
@@ -88,8 +119,10 @@ class EventReader:
         input: Any,
         filters: EventFilters,
         graph_id: str | None = None,
+        schemas: GraphSchemas | None = None,
     ) -> None:
         self.graph_id = graph_id
+        self._schemas = schemas
         self.view = view
         self.version = version
         self.root_name = root_name
@@ -120,6 +153,10 @@ class EventReader:
         if part["ns"] or self._root is None:
             return []
         out = []
+        if self.version == "v1" and part["type"] == "updates" and _interrupts(part["data"]):
+            # The step's interrupted nodes raised: v1 ends their runs (and the
+            # runs around them), as a failure's, before the root streams the interrupt.
+            out.extend(self._end_open())
         for chunk in self.root_chunks.shape(part):
             self._last_chunk = chunk
             stream = {**self._root, "event": "on_chain_stream", "data": {"chunk": chunk}}
@@ -128,7 +165,8 @@ class EventReader:
         return out
 
     def _event(self, raw: Any) -> dict[str, Any] | None:
-        event = revived_event(raw, self.view.metadata)
+        plain = self._schemas.plain_keys if self._schemas is not None else ()
+        event = revived_event(raw, self.view.metadata, plain)
         if event is None:
             return None
         root = self._root
@@ -157,6 +195,10 @@ class EventReader:
         v1 stream ends them."""
         if self.version != "v1":
             return []
+        return self._end_open()
+
+    def _end_open(self) -> list[dict[str, Any]]:
+        """v1: an end (with no output) for every run open but the root's, innermost first."""
         root = self._root["run_id"] if self._root is not None else None
         out = []
         for run_id, start in reversed(list(self._open.items())):
@@ -174,8 +216,10 @@ class EventReader:
 
     def _root_name(self, event: Mapping[str, Any]) -> str:
         # The server names the root after its graph id unless the run has a run_name.
+        # The id is the schemas' once learned (by the run, after this reader was made).
+        learned = self._schemas.graph_id if self._schemas is not None else None
         name = event.get("name")
-        return self.root_name if name == self.graph_id or not isinstance(name, str) else name
+        return self.root_name if name == (learned or self.graph_id) or not isinstance(name, str) else name
 
     def _v1(self, event: dict[str, Any], root: Mapping[str, Any] | None) -> dict[str, Any]:
         event["parent_ids"] = []
@@ -191,6 +235,11 @@ class EventReader:
             if isinstance(output, BaseMessage):
                 event["data"]["output"] = _llm_result(output)
         return event
+
+
+def _interrupts(update: Any) -> bool:
+    """Whether a root ``updates`` chunk says nodes raised interrupts (not a pause before or after a node)."""
+    return isinstance(update, Mapping) and bool(update.get("__interrupt__"))
 
 
 def _sends(value: Any) -> Any:

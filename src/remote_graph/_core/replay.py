@@ -20,12 +20,13 @@ position tells: the prefix repeats the delivered frames of that millisecond in
 order, and a rewind that began in an older millisecond enters this one at its
 first frame. A rewind that begins inside the newest millisecond can only be
 told by content: the frames that follow match, one by one, frames of that
-millisecond already delivered. Content cannot tell a repeat from a new frame
-byte for byte the same as one just delivered (a model streaming the same token
-twice), so this is judged only where a rewind can happen: on a resumed
-connection, once (a connection switches from replay to live once). A run's
-first connection is opened with the run itself, before the run publishes
-anything, so it has no replay and never rewinds.
+millisecond this connection delivered (never the prefix's: those were
+published before the connection subscribed). Content cannot tell a repeat
+from a new frame byte for byte the same as one just delivered (a model
+streaming the same token twice), so this is judged only where a rewind can
+happen: on a resumed connection, once (a connection switches from replay to
+live once). A run's first connection is opened with the run itself, before the
+run publishes anything, so it has no replay and never rewinds.
 """
 
 from __future__ import annotations
@@ -60,20 +61,27 @@ class RepeatFilter(Generic[T]):
 
     Feed it every frame (``feed``) with its SSE id and a key of its content;
     it returns the items that are new, in order (possibly later than fed,
-    while a rewind is being told apart). Call ``reconnected`` when a new
-    connection opens, and ``finish`` when the stream is over.
+    while a rewind is being told apart). Call ``reconnected`` when a
+    connection opens (the run's first one too), and ``finish`` when the
+    stream is over.
     """
 
     def __init__(self) -> None:
         # The newest frame id delivered, and the keys of every frame delivered with it.
         self._newest: str | None = None
         self._block: list[Hashable] = []
+        # Where this connection's own frames begin in the newest block: a
+        # rewind repeats only frames published after the connection subscribed.
+        self._fresh_from = 0
         # This connection: how far its prefix has repeated the newest block.
         self._prefix: int | None = None
         # This connection's live part rewound: the position it has reached in the newest block.
         self._rewind: int | None = None
         # Whether this connection may still rewind inside the newest millisecond.
         self._may_rewind = False
+        # Connections opened so far: every one but the run's first replays what
+        # the run published before it (even when none of it was delivered).
+        self._connections = 0
         self._pending: _Pending[T] = _Pending()
 
     def reconnected(self) -> list[T]:
@@ -81,10 +89,12 @@ class RepeatFilter(Generic[T]):
         newest millisecond's frames. Returns what the last connection's held
         frames turn out to be new."""
         released = self._resolve(ended=True)
+        self._fresh_from = len(self._block)
         self._prefix = 0 if self._block else None
         self._rewind = None
-        # Only a resumed connection (one with something to replay) can rewind.
-        self._may_rewind = bool(self._block)
+        # Only a resumed connection can rewind; the run's first opens with the run.
+        self._connections += 1
+        self._may_rewind = self._connections > 1
         return released
 
     def finish(self) -> list[T]:
@@ -108,7 +118,7 @@ class RepeatFilter(Generic[T]):
         newest = self._newest
         if newest is None or frame_id > newest:
             released = self._resolve(ended=False)
-            self._newest, self._block, self._rewind = frame_id, [key], None
+            self._newest, self._block, self._rewind, self._fresh_from = frame_id, [key], None, 0
             released.append(item)
             return released
         if frame_id < newest:
@@ -141,7 +151,7 @@ class RepeatFilter(Generic[T]):
                 pending.offsets = active + done
                 return []
             return self._resolve(ended=False) + self._same_millisecond(key, item)
-        offsets = [o for o, known in enumerate(block) if known == key] if self._may_rewind else []
+        offsets = [o for o in range(self._fresh_from, len(block)) if block[o] == key] if self._may_rewind else []
         if offsets:
             pending.items.append((key, item))
             pending.offsets = offsets
@@ -164,7 +174,9 @@ class RepeatFilter(Generic[T]):
         self._pending = _Pending()
         held = len(pending.items)
         done = [o for o in pending.offsets if o + held >= len(self._block)]
-        if len(pending.offsets) > 1:
+        if len(done) > 1:
+            # Only places a rewind could have begun at (it runs to the block's
+            # end) make the choice ambiguous; a mere match elsewhere does not.
             logger.warning(
                 "a resumed stream sent %d frame(s) that fit more than one place among the frames of the same "
                 "millisecond already delivered; the longest repeat is taken",
