@@ -26,12 +26,12 @@ from typing import Annotated, Any
 import orjson
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.config import get_stream_writer
 from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.pregel import Pregel
-from langgraph.types import Send, interrupt
+from langgraph.types import Send, StreamWriter, interrupt
 from typing_extensions import TypedDict
 
 from tests.unit.fake_run import RID, TID, Frame, Wire
@@ -206,10 +206,12 @@ class SubState(TypedDict, total=False):
     count: int
 
 
-def _chat(state: ProbeState) -> dict[str, Any]:
+def _chat(state: ProbeState, config: RunnableConfig, writer: StreamWriter) -> dict[str, Any]:
     model = GenericFakeChatModel(messages=iter([AIMessage(content="héllo 中文 😀", id="ai-1")]))
-    reply = model.invoke(state["messages"])
-    get_stream_writer()({"said": reply.content})
+    # The config and the writer come as arguments because below Python 3.11 an async
+    # run's context does not reach its nodes (langgraph's documented requirement).
+    reply = model.invoke(state["messages"], config)
+    writer({"said": reply.content})
     return {
         "messages": [reply, ToolMessage("done", tool_call_id="c1")],
         # A user's own dict that looks like a message: the state schema says it is not one.
@@ -217,10 +219,9 @@ def _chat(state: ProbeState) -> dict[str, Any]:
     }
 
 
-def _inner(state: SubState) -> dict[str, Any]:
-    write = get_stream_writer()
-    write({"tick": 1})
-    write({"tick": 2})
+def _inner(state: SubState, writer: StreamWriter) -> dict[str, Any]:
+    writer({"tick": 1})
+    writer({"tick": 2})
     return {"count": state.get("count", 0) + 1}
 
 
@@ -277,8 +278,8 @@ class Kaput(Exception):
     """A user's exception: the server hides its message in the stream (not in the thread's state)."""
 
 
-def _prepare(state: ProbeState) -> dict[str, Any]:
-    get_stream_writer()({"step": "prepared"})
+def _prepare(state: ProbeState, writer: StreamWriter) -> dict[str, Any]:
+    writer({"step": "prepared"})
     return {"count": 1}
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 import uuid
 import warnings
 from collections.abc import Sequence
@@ -146,13 +147,22 @@ def without_tool_message_ids(events: Sequence[Event]) -> list[Event]:
     return [strip(event) for event in events]
 
 
+# Below Python 3.11 an async run's context does not reach its nodes, so langgraph's
+# interrupt() fails in a local astream_events run ("Called get_config outside of a
+# runnable context"): there is no local reference to compare with.
+interrupts_locally = pytest.mark.skipif(
+    sys.version_info < (3, 11), reason="a local async run cannot interrupt below Python 3.11"
+)
+
+
 # --- v2 --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("interrupts", [False, True])
+@pytest.mark.parametrize("interrupts", [False, pytest.param(True, marks=interrupts_locally)])
 def test_v2_events_are_the_local_runs(interrupts: bool) -> None:
     input = ask()
-    local, _ = local_events(probe_graph(ask=interrupts), input, "v2")
+    local, local_error = local_events(probe_graph(ask=interrupts), input, "v2")
+    assert local_error is None
     remote, error = remote_events(events_frames(local), reader("v2", input))
     assert error is None
     assert canon(remote) == canon(local)
@@ -355,6 +365,7 @@ def paused_in_a_subgraph() -> Pregel:
     return graph.compile(checkpointer=InMemorySaver())
 
 
+@interrupts_locally
 @pytest.mark.parametrize("where", ["root", "subgraph"])
 def test_v1_ends_the_runs_an_interrupt_left_open_as_locally(where: str) -> None:
     # Locally, v1 ends the interrupted node's run (and the runs around it)
