@@ -111,6 +111,12 @@ class Objects:
         # Ids are numbered in key order, whatever order the dict was built in.
         out = {}
         for key in sorted(keys, key=str):
+            if key == "lc_versions" and isinstance(value[key], dict):
+                # A model's chunks and events name the langchain-core of the process
+                # the model ran in: the server's, which may be another release than
+                # the caller's (the README's divergence table).
+                out[key] = {name: "<version>" for name in value[key]}
+                continue
             out[self.norm(key)] = self.norm(value[key])
         return {k: out[k] for k in sorted(out, key=str)}
 

@@ -331,3 +331,30 @@ def stream_break_leaves_nothing_running(lane: Lane) -> Any:
 def test_classic_stream_local_equals_remote(name: str, flavour: str, request: pytest.FixtureRequest) -> None:
     local, remote = compare(SCENARIOS[name], flavour, lanes_server_url(request))
     assert objects(remote) == objects(local)
+
+
+def test_probe_a_models_chunks_name_the_servers_langchain_core(server_url: str) -> None:
+    """A model's ``messages`` chunks carry ``lc_versions``: the langchain-core of the
+    process the model ran in. Remotely that is the server's, exactly as its stream
+    says, whatever release the caller has."""
+    import uuid
+
+    from langgraph_sdk import get_sync_client
+
+    from remote_graph import RemoteGraph
+
+    pairs = list(RemoteGraph("chat", url=server_url).stream(ask(), {}, stream_mode="messages"))
+    assert pairs, "no chunks"
+    client = get_sync_client(url=server_url)
+    try:
+        thread = client.threads.create(thread_id=str(uuid.uuid4()))
+        wire = [
+            part.data[1]
+            for part in client.runs.stream(thread["thread_id"], "chat", input=ask(), stream_mode="messages-tuple")
+            if part.event == "messages"
+        ]
+    finally:
+        client.close()
+    served = {m["lc_versions"]["langchain-core"] for m in wire}
+    assert len(served) == 1, served
+    assert {metadata["lc_versions"]["langchain-core"] for _, metadata in pairs} == served

@@ -84,8 +84,13 @@ def message(m: BaseMessage) -> dict[str, Any]:
 
 
 def meta(metadata: dict[str, Any]) -> dict[str, Any]:
-    # Every key a local child's chunk carries (ids with their task ids masked).
-    return {k: seg(v) if k != "thread_id" else bool(v) for k, v in metadata.items()}
+    # Every key a local child's chunk carries (ids with their task ids masked). A
+    # model's chunks name the langchain-core it ran with: the server's for a remote
+    # child, which may be another release than the caller's.
+    return {
+        k: bool(v) if k == "thread_id" else {name: "<version>" for name in v} if k == "lc_versions" else seg(v)
+        for k, v in metadata.items()
+    }
 
 
 def compared(parts: list[tuple[tuple[str, ...], str, Any]]) -> list[Any]:
