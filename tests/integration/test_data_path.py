@@ -41,6 +41,18 @@ pytestmark = pytest.mark.integration
 
 # Response bytes an event stream gets through the cutting proxy before each cut.
 CUT_BYTES = (300, 4000)
+# The same, for the runs of the cut-connection soak test. A resumed stream first
+# repeats part of what the lost connection had: the in-memory server gives every frame
+# of one millisecond the same id, so the cursor resumes from the id before the newest
+# one, and the server re-sends every frame of the newest millisecond
+# (``_core/cursor.py``). A connection whose budget ends within that repeat brings
+# nothing new, and a run fails once 12 reconnects in a row (15 s of backoff,
+# ``Timeouts.reconnect``) draw such budgets. A ``ticks`` run whose start stream was cut
+# writes 10-14 frames a millisecond (5-7 while a client reads its start stream): with
+# the response head, up to about 2.9 kB before the first new frame. A top of 4 kB left
+# most budgets inside that and failed about one soak run in two, so the top clears
+# the repeat several times over (the test checks it does).
+RESUME_CUT_BYTES = (300, 16000)
 LINEAR_OUTPUT = {"x": 20, "log": ["a", "b"]}
 ACTIVE = ("pending", "running")
 
@@ -114,6 +126,25 @@ class Server:
             if status not in ACTIVE or elapsed > bound:
                 return status, elapsed
             time.sleep(0.02)
+
+    def longest_repeat(self, thread_id: str, run_id: str) -> int:
+        """The most bytes a resumed connection to this run's stream must carry to bring
+        a new frame: the response head, every frame of the newest id the lost
+        connection had (the cursor resumes from the id before it) and the next frame,
+        chunk framing included. Read from the run's stored stream; the run must be over."""
+        response = self.http.get(f"/threads/{thread_id}/runs/{run_id}/stream", headers={"Last-Event-ID": "-1"})
+        response.raise_for_status()
+        head = len(b"HTTP/1.1 200 OK\r\n\r\n") + sum(len(k) + len(v) + 4 for k, v in response.headers.raw)
+        groups: list[tuple[bytes | None, list[int]]] = []  # each id and its frames' sizes, in stream order
+        for frame in response.content.split(b"\r\n\r\n")[:-1]:
+            frame_id = next((line[4:] for line in frame.split(b"\r\n") if line.startswith(b"id: ")), None)
+            size = len(frame) + 4
+            size += len(f"{size:x}\r\n\r\n")  # each frame is one chunk
+            if groups and groups[-1][0] == frame_id:
+                groups[-1][1].append(size)
+            else:
+                groups.append((frame_id, [size]))
+        return head + max((sum(a[1]) + b[1][0] for a, b in zip(groups, groups[1:])), default=0)
 
     def close(self) -> None:
         self.http.close()
@@ -379,26 +410,46 @@ def test_long_thread_every_event_once_in_order(server_url: str, drive: Drive) ->
 
 
 @pytest.mark.soak
-@pytest.mark.timeout(420)  # 15 runs; measured about 100 s with 45-90 cuts per run
-def test_cut_connections_lose_and_repeat_nothing(server_url: str, drive: Drive) -> None:
+@pytest.mark.timeout(420)  # 15 runs; measured about 50 s with 9-17 cuts per run
+def test_cut_connections_lose_and_repeat_nothing(server_url: str, drive: Drive, server: Server) -> None:
     """15 runs of 400-600 custom events through a proxy that cuts every event stream
-    after 300-4000 bytes: every event once and in order, right outputs, and the proxy
-    really cut (at least 2 cuts per run)."""
+    after 300-16000 bytes: every event once and in order, right outputs, and the proxy
+    really cut (at least 2 cuts per run). The range's top clears what a resumed
+    connection repeats (``RESUME_CUT_BYTES``) at least three times over."""
     rng = random.Random(f"cuts-{drive.flavour}")
-    with CuttingProxy(server_url, cut_range=CUT_BYTES, seed=rng.randrange(2**32)) as proxy:
+    with CuttingProxy(server_url, cut_range=RESUME_CUT_BYTES, seed=rng.randrange(2**32)) as proxy:
         graph = remote(proxy.url, "ticks")
         config = new_thread()
+        thread_id = config["configurable"]["thread_id"]
         started = time.monotonic()
-        per_run = []
+        per_run, repeats = [], []
         for turn in range(1, 16):
             n = rng.randint(400, 600)
             before = proxy.cuts
             run = drive.start(graph, {"n": n}, config)
-            assert_ticks(drive.items(run, "custom"), n, f"run {turn} (n={n})")
+            try:
+                custom = drive.items(run, "custom")
+            except RemoteConnectionError as exc:
+                if run.run_id is None:
+                    raise
+                server.settle(thread_id, str(run.run_id), bound=10.0)
+                repeat = server.longest_repeat(thread_id, str(run.run_id))
+                pytest.fail(
+                    f"run {turn} (n={n}): {exc}; a resumed connection needed up to {repeat} bytes for news, "
+                    f"the cuts came after {RESUME_CUT_BYTES}"
+                )
+            assert_ticks(custom, n, f"run {turn} (n={n})")
             assert drive.output(run) == ticks_output(n, turn)
             per_run.append(proxy.cuts - before)
-        print(f"\n{drive.flavour}: 15 runs in {time.monotonic() - started:.1f}s, cuts per run {per_run}")
+            repeats.append(server.longest_repeat(thread_id, str(run.run_id)))
+        print(
+            f"\n{drive.flavour}: 15 runs in {time.monotonic() - started:.1f}s, cuts per run {per_run}, "
+            f"longest repeat {max(repeats)} bytes"
+        )
         assert proxy.cuts >= 2 * 15, per_run
+        assert 3 * max(repeats) <= RESUME_CUT_BYTES[1], (
+            f"a resumed connection needed up to {max(repeats)} bytes for news: raise RESUME_CUT_BYTES"
+        )
 
 
 # --- UTF-8 ---------------------------------------------------------------------------------
