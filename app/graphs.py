@@ -448,6 +448,32 @@ def build_ticks() -> StateGraph:
     return g
 
 
+# --- tokens: a chat model streaming many chunks (the benchmark's messages workload) ---
+
+
+class TokensState(TypedDict):
+    n: int
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+def tokens_reply(n: int) -> str:
+    """``n`` words; ``GenericFakeChatModel`` streams them as ``2n - 1`` chunks (words and spaces)."""
+    return " ".join(f"w{i}" for i in range(n))
+
+
+def build_tokens() -> StateGraph:
+    """One node whose fake chat model streams a reply of ``n`` words, as fast as it can."""
+
+    def talk(state: TokensState, config: RunnableConfig) -> dict[str, Any]:
+        model = GenericFakeChatModel(messages=iter([tokens_reply(state["n"])]))
+        return {"messages": [model.invoke(state["messages"], config)]}
+
+    g = StateGraph(TokensState)
+    g.add_node("talk", talk)
+    g.add_edge(START, "talk")
+    return g
+
+
 # --- unicode: long multi-byte text in the state and in custom events -----------
 
 # 1-, 2-, 3- and 4-byte UTF-8 characters (ASCII, accented/Cyrillic/Greek, CJK/kana, emoji/symbols).
@@ -582,6 +608,7 @@ BUILDERS: dict[str, Callable[[], StateGraph]] = {
     "narrow": build_narrow,
     "agent": build_agent,
     "ticks": build_ticks,
+    "tokens": build_tokens,
     "unicode": build_unicode,
     "pause_msgs": build_pause_msgs,
     "context": build_context,
@@ -602,6 +629,7 @@ parallel = build_parallel().compile()
 narrow = build_narrow().compile()
 agent = build_agent().compile()
 ticks = build_ticks().compile()
+tokens = build_tokens().compile()
 unicode = build_unicode().compile()
 pause_msgs = build_pause_msgs().compile()
 context = build_context().compile()

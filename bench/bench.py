@@ -5,7 +5,12 @@ Run from the repository root:
     python bench/bench.py            # the full run, about 10-15 minutes
     python bench/bench.py --quick    # every figure on a smaller scale, about 3 minutes
     python bench/bench.py --profile sync   # cProfile of one long RemoteGraph run
+    python bench/bench.py --profile stream-messages   # ... of one long classic call
 
+The v3 run streams and the classic methods (``stream`` / ``astream`` in
+``custom`` and ``messages`` mode, ``astream_events(version="v2")``) are each
+read beside a raw httpx SSE client on the same endpoint, in the same rounds;
+``invoke`` is timed beside upstream's ``langgraph.pregel.remote.RemoteGraph``.
 One embedded ``langgraph dev`` server is started for the whole run and stopped
 at the end. Every ratio is taken between samples of the same run, interleaved,
 as a ratio of medians; absolute times are reported, never compared. See
@@ -32,9 +37,10 @@ import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from contextlib import contextmanager
+from contextlib import aclosing, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +53,12 @@ if str(ROOT) not in sys.path:
 
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.graph import START, StateGraph  # noqa: E402
+from langgraph.pregel.remote import RemoteGraph as UpstreamRemoteGraph  # noqa: E402
 
 from app.graphs import TRANSFORMERS, FanState, build_custom  # noqa: E402
 from remote_graph import RemoteGraph, Timeouts  # noqa: E402
+from remote_graph._classic import ClassicCall  # noqa: E402
+from remote_graph._core.events import EventFilters  # noqa: E402
 from remote_graph.testing import LangGraphDevServer  # noqa: E402
 
 ASSISTANT = "custom"
@@ -59,6 +68,7 @@ ASSISTANT = "custom"
 V3_MARKER = "__event_streaming_v2"
 V3_STREAM_MODES = ["values", "updates", "messages", "custom", "tasks", "checkpoints"]
 STREAM_HEADERS = {"Last-Event-ID": "-1", "accept": "text/event-stream"}  # replay from the run's first frame
+SSE_ACCEPT = {"accept": "text/event-stream"}  # a run started with its stream: the stream holds it all
 EXPECTED_RESULTS = [0, 1, 4]  # the fan-out's three workers square 0, 1, 2
 N_JOBS_PER_WORKER = 10  # what the server is given: langgraph-api's own default, not dev's 1
 
@@ -79,6 +89,7 @@ TARGETS = {
     "turns": 1.2,  # late turns / first turns on one thread, at most
     "rss_mb": 10.0,  # RSS growth per 100,000 events, under
     "exit_ms": 100.0,  # leaving a finished sync run's ``with`` block, under
+    "invoke_ms": 5.0,  # RemoteGraph's invoke median over upstream RemoteGraph's, at most
 }
 
 
@@ -95,10 +106,11 @@ class Scale:
     nest_rounds: int
     nest_n: int
     memory_n: int
+    invoke_calls: int  # invoke calls of each client, interleaved
 
 
-FULL = Scale(2000, 9, 40, 3, 100, 50, 16, 200, 7, 500, 100_000)
-QUICK = Scale(1000, 3, 10, 2, 100, 50, 16, 100, 3, 300, 20_000)
+FULL = Scale(2000, 9, 40, 3, 100, 50, 16, 200, 7, 500, 100_000, 30)
+QUICK = Scale(1000, 3, 10, 2, 100, 50, 16, 100, 3, 300, 20_000, 10)
 
 
 class BenchTimeout(BaseException):
@@ -488,6 +500,234 @@ def parent_turn(parent: Any, n: int) -> tuple[float, float, int]:
     return time.perf_counter() - t0, time.process_time() - cpu0, events
 
 
+# --- the classic methods ---------------------------------------------------------
+
+TOKENS = "tokens"  # app/graphs.py: a fake chat model streaming a reply of n words as 2n - 1 chunks
+LINEAR = "linear"  # app/graphs.py: two nodes, no events; the invoke latency graph
+LINEAR_INPUT: dict[str, Any] = {"x": 1, "log": []}
+LINEAR_OUTPUT: dict[str, Any] = {"x": 20, "log": ["a", "b"]}
+
+# The classic stream rounds: each RemoteGraph method beside a raw client reading the same endpoint.
+CLASSIC_VARIANTS = (
+    "raw_custom_sync",
+    "stream_custom",
+    "raw_custom_async",
+    "astream_custom",
+    "raw_messages_sync",
+    "stream_messages",
+    "raw_messages_async",
+    "astream_messages",
+    "raw_events",
+    "astream_events",
+)
+CLASSIC_LABELS = {
+    "raw_custom_sync": "raw httpx SSE custom (sync)",
+    "stream_custom": 'stream(stream_mode="custom")',
+    "raw_custom_async": "raw httpx SSE custom (async)",
+    "astream_custom": 'astream(stream_mode="custom")',
+    "raw_messages_sync": "raw httpx SSE messages (sync)",
+    "stream_messages": 'stream(stream_mode="messages")',
+    "raw_messages_async": "raw httpx SSE messages (async)",
+    "astream_messages": 'astream(stream_mode="messages")',
+    "raw_events": "raw httpx SSE events (async)",
+    "astream_events": 'astream_events(version="v2")',
+}
+# A figure: (the RemoteGraph variant, the raw one it is paired with, the v3 flavour its CPU ratio is held to).
+CLASSIC_PAIRS = {
+    "custom_sync": ("stream_custom", "raw_custom_sync", "sync"),
+    "custom_async": ("astream_custom", "raw_custom_async", "async"),
+    "messages_sync": ("stream_messages", "raw_messages_sync", "sync"),
+    "messages_async": ("astream_messages", "raw_messages_async", "async"),
+    "events": ("astream_events", "raw_events", "async"),
+}
+# The figures with targets (astream_events' ratio is only reported).
+CLASSIC_TARGETED = ("custom_sync", "custom_async", "messages_sync", "messages_async")
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One classic run: what is asked of the server, and which frames carry the items counted."""
+
+    assistant: str
+    input: dict[str, Any]
+    server_modes: tuple[str, ...]  # what RemoteGraph asks the server for (``_core.shape.server_modes``)
+    frame: str  # the SSE event name of the frames counted
+    kind: str | None  # for ``events`` frames, the event counted; ``None``: every frame named ``frame``
+    items: int  # how many items a run carries
+
+    def body(self) -> dict[str, Any]:
+        """The ``POST /threads/{id}/runs/stream`` body RemoteGraph sends for a classic call on a new thread."""
+        return {
+            "assistant_id": self.assistant,
+            "input": self.input,
+            # The call's config without its thread id (in the path): langchain's merge adds the empty tags.
+            "config": {"tags": []},
+            "stream_mode": list(self.server_modes),
+            "stream_subgraphs": False,
+            "stream_resumable": True,
+            "on_disconnect": "continue",
+            "if_not_exists": "create",
+        }
+
+
+def classic_workloads(n: int) -> dict[str, Workload]:
+    """The three classic workloads, each carrying about ``n`` items a run."""
+    words = n // 2 + 1  # 2 * words - 1 chunks, about as many as a custom run's n + 3 items
+    chunks = 2 * words - 1
+    tokens = {"n": words, "messages": []}
+    return {
+        "custom": Workload(ASSISTANT, run_input(n), ("custom", "updates"), "custom", None, n + 3),
+        # ``messages`` is ``messages-tuple`` on the server; ``updates`` is always asked for (interrupts).
+        "messages": Workload(TOKENS, tokens, ("messages-tuple", "updates"), "messages", None, chunks),
+        "events": Workload(TOKENS, tokens, ("events", "updates"), "events", "on_chat_model_stream", chunks),
+    }
+
+
+def check_classic_bodies(graphs: dict[str, RemoteGraph], workloads: dict[str, Workload]) -> None:
+    """Fail unless the raw clients send the very request RemoteGraph's classic calls send.
+
+    RemoteGraph's own start plan is built (no I/O) and its request compared, so
+    the raw clients cannot drift from the library they are measured against.
+    """
+    for mode, work in workloads.items():
+        graph = graphs[work.assistant]
+        if mode == "events":
+            call: Any = ClassicCall.start_events(
+                graph, work.input, _config(), version="v2", filters=EventFilters(), kwargs={}
+            )
+        else:
+            call = ClassicCall.start(
+                graph,
+                work.input,
+                _config(),
+                stream_mode=mode,
+                print_mode=(),
+                subgraphs=False,
+                debug=None,
+                version="v1",
+                kwargs={},
+                method="stream()",
+            )
+        request = call.driver.plan.request("/threads/t", None)
+        if (request.method, request.path, request.json) != ("POST", "/threads/t/runs/stream", work.body()):
+            raise RuntimeError(f"the raw {mode} client's request is not RemoteGraph's: {request}")
+
+
+class RawClassicStream(RawStream):
+    """The raw client's reading of a classic run's stream.
+
+    A classic run's stream sends one ``metadata`` frame (the run id), then one
+    frame per chunk, named after its mode (``custom``, ``messages``, ``events``,
+    ``updates``), its data the chunk's JSON. Every frame is decoded, as any
+    client that looks at the chunks must; the frames named ``frame`` (of event
+    ``kind`` for ``events``) are counted. Nothing is revived.
+    """
+
+    def __init__(self, work: Workload) -> None:
+        super().__init__()
+        self.run_id = ""
+        self._counted = work.frame
+        self._kind = work.kind
+
+    def _frame(self, event: str, data: str) -> None:
+        if event == "error":
+            raise RuntimeError(f"run failed: {data}")
+        payload = orjson.loads(data)
+        if event == "metadata":
+            self.run_id = payload["run_id"]
+        elif event == self._counted and (self._kind is None or payload.get("event") == self._kind):
+            self.stamps.append(time.perf_counter())
+            if not self.wall_first:
+                self.wall_first = time.time()
+
+
+def raw_classic_sync(client: httpx.Client, work: Workload) -> Sample:
+    """Start the run with its stream, read it to the end, then check the run's record."""
+    cpu0, t0, wall0 = time.process_time(), time.perf_counter(), time.time()
+    thread_id = str(uuid.uuid4())
+    stream = RawClassicStream(work)
+    path = f"/threads/{thread_id}/runs/stream"
+    with client.stream("POST", path, json=work.body(), headers=SSE_ACCEPT) as response:
+        response.raise_for_status()
+        for line in response.iter_lines():  # until the server closes the stream at the run's end
+            stream.line(line)
+    _check_run_status(client.get(f"/threads/{thread_id}/runs/{stream.run_id}"), "sync")
+    cpu = time.process_time() - cpu0
+    return Sample(stream.stamps, cpu, t0, wall0, stream.wall_first, f"/threads/{thread_id}/runs/{stream.run_id}")
+
+
+async def raw_classic_async(client: httpx.AsyncClient, work: Workload) -> Sample:
+    cpu0, t0, wall0 = time.process_time(), time.perf_counter(), time.time()
+    thread_id = str(uuid.uuid4())
+    stream = RawClassicStream(work)
+    path = f"/threads/{thread_id}/runs/stream"
+    async with client.stream("POST", path, json=work.body(), headers=SSE_ACCEPT) as response:
+        response.raise_for_status()
+        async for line in response.aiter_lines():  # until the server closes the stream at the run's end
+            stream.line(line)
+    _check_run_status(await client.get(f"/threads/{thread_id}/runs/{stream.run_id}"), "async")
+    cpu = time.process_time() - cpu0
+    return Sample(stream.stamps, cpu, t0, wall0, stream.wall_first, f"/threads/{thread_id}/runs/{stream.run_id}")
+
+
+def rg_stream(graph: RemoteGraph, work: Workload, mode: str) -> Sample:
+    """``for chunk in graph.stream(input, config, stream_mode=mode)``: every chunk is an item."""
+    cpu0, t0, wall0 = time.process_time(), time.perf_counter(), time.time()
+    stamps: list[float] = []
+    wall_first = 0.0
+    for _chunk in graph.stream(work.input, _config(), stream_mode=mode):
+        stamps.append(time.perf_counter())
+        if not wall_first:
+            wall_first = time.time()
+    cpu = time.process_time() - cpu0
+    return Sample(stamps, cpu, t0, wall0, wall_first)
+
+
+async def rg_astream(graph: RemoteGraph, work: Workload, mode: str) -> Sample:
+    cpu0, t0, wall0 = time.process_time(), time.perf_counter(), time.time()
+    stamps: list[float] = []
+    wall_first = 0.0
+    async with aclosing(graph.astream(work.input, _config(), stream_mode=mode)) as chunks:
+        async for _chunk in chunks:
+            stamps.append(time.perf_counter())
+            if not wall_first:
+                wall_first = time.time()
+    cpu = time.process_time() - cpu0
+    return Sample(stamps, cpu, t0, wall0, wall_first)
+
+
+async def rg_astream_events(graph: RemoteGraph, work: Workload) -> Sample:
+    """``astream_events(version="v2")``; every event is revived, the model's stream events are counted."""
+    cpu0, t0, wall0 = time.process_time(), time.perf_counter(), time.time()
+    stamps: list[float] = []
+    wall_first = 0.0
+    async with aclosing(graph.astream_events(work.input, _config(), version="v2")) as events:
+        async for event in events:
+            if event["event"] == work.kind:
+                stamps.append(time.perf_counter())
+                if not wall_first:
+                    wall_first = time.time()
+    cpu = time.process_time() - cpu0
+    return Sample(stamps, cpu, t0, wall0, wall_first)
+
+
+def check_count(sample: Sample, expected: int, what: str) -> Sample:
+    if sample.items != expected:
+        raise RuntimeError(f"{what}: expected {expected} items, got {sample.items}")
+    return sample
+
+
+def invoke_once(graph: Any) -> tuple[float, float]:
+    """(wall, CPU) seconds of one ``invoke`` of ``linear`` on a new thread; the output is checked after."""
+    config = _config()
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    output = graph.invoke(LINEAR_INPUT, config)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    if output != LINEAR_OUTPUT:
+        raise RuntimeError(f"unexpected invoke output: {output!r}")
+    return wall, cpu
+
+
 # --- reporting -----------------------------------------------------------------
 
 
@@ -510,9 +750,31 @@ def verdict(ok: bool) -> str:
     return "met" if ok else "MISSED"
 
 
-def profile(args: argparse.Namespace, graph: RemoteGraph, run_async: Callable[[Any], Any]) -> None:
+# ``--profile`` targets for the classic methods: ``<method>-<workload>``.
+CLASSIC_PROFILES = ("stream-custom", "astream-custom", "stream-messages", "astream-messages", "astream-events")
+
+
+def classic_profile_run(target: str, graphs: dict[str, RemoteGraph], n: int, run_async: Callable[[Any], Any]) -> Sample:
+    """One run of the classic method ``target`` names, on a workload of about ``n`` items."""
+    method, mode = target.split("-")
+    work = classic_workloads(n)[mode]
+    graph = graphs[work.assistant]
+    if method == "stream":
+        return check_count(rg_stream(graph, work, mode), work.items, target)
+    if mode == "events":
+        return check_count(run_async(lambda: rg_astream_events(graph, work)), work.items, target)
+    return check_count(run_async(lambda: rg_astream(graph, work, mode)), work.items, target)
+
+
+def profile(args: argparse.Namespace, graphs: dict[str, RemoteGraph], run_async: Callable[[Any], Any]) -> None:
     n = args.n or 20_000
-    if args.profile == "nested":
+    graph = graphs[ASSISTANT]
+    if args.profile in CLASSIC_PROFILES:
+        classic_profile_run(args.profile, graphs, 200, run_async)
+        profiler = cProfile.Profile(time.process_time)  # CPU, not time spent waiting
+        profiler.enable()
+        sample = classic_profile_run(args.profile, graphs, n, run_async)
+    elif args.profile == "nested":
         parent = parent_with(graph)
         parent_turn(parent, 200)
         profiler = cProfile.Profile(time.process_time)  # CPU, not time spent waiting
@@ -546,7 +808,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=None, help="custom events per run in the stream rounds")
     parser.add_argument("--rounds", type=int, default=None, help="interleaved stream rounds")
     parser.add_argument(
-        "--profile", choices=("sync", "async", "nested"), help="profile one long RemoteGraph run (or parent turn) and stop"
+        "--profile",
+        choices=("sync", "async", "nested", *CLASSIC_PROFILES),
+        help="profile one long RemoteGraph run (or parent turn, or classic call) and stop",
     )
     parser.add_argument("--top", type=int, default=25, help="frames to print with --profile")
     parser.add_argument("--sample-timeout", type=float, default=120.0, help="seconds one sample may take")
@@ -573,6 +837,13 @@ def main(argv: list[str] | None = None) -> int:
     with LangGraphDevServer(args.config, startup_timeout=90.0, n_jobs_per_worker=N_JOBS_PER_WORKER) as server:
         print(f"server up in {time.monotonic() - began:.1f}s (n_jobs_per_worker={N_JOBS_PER_WORKER}); {scale}", flush=True)
         graph = RemoteGraph(ASSISTANT, url=server.url, stream_transformers=TRANSFORMERS, timeouts=rg_timeouts)
+        # The classic methods: ``custom`` (through ``graph``), the token stream, and invoke's graph,
+        # beside upstream's RemoteGraph on the same server.
+        tokens_graph = RemoteGraph(TOKENS, url=server.url, timeouts=rg_timeouts)
+        linear_graph = RemoteGraph(LINEAR, url=server.url, timeouts=rg_timeouts)
+        upstream = UpstreamRemoteGraph(LINEAR, url=server.url)
+        workloads = classic_workloads(n)
+        check_classic_bodies({ASSISTANT: graph, TOKENS: tokens_graph}, workloads)
         loop = asyncio.new_event_loop()
         sync_client = httpx.Client(base_url=server.url, timeout=http_timeout)
         async_client = httpx.AsyncClient(base_url=server.url, timeout=http_timeout)
@@ -588,7 +859,7 @@ def main(argv: list[str] | None = None) -> int:
                     return fn()
 
             if args.profile:
-                profile(args, graph, run_async)
+                profile(args, {ASSISTANT: graph, TOKENS: tokens_graph}, run_async)
                 return 0
 
             samples: dict[str, Callable[[], Sample]] = {
@@ -597,14 +868,39 @@ def main(argv: list[str] | None = None) -> int:
                 "raw_async": lambda: run_async(lambda: raw_async(async_client, n)),
                 "rg_async": lambda: run_async(lambda: rg_async(graph, n)),
             }
+            cw, mw, ew = workloads["custom"], workloads["messages"], workloads["events"]
+            classic: dict[str, Callable[[], Sample]] = {
+                "raw_custom_sync": lambda: run_sync(lambda: raw_classic_sync(sync_client, cw)),
+                "stream_custom": lambda: run_sync(lambda: rg_stream(graph, cw, "custom")),
+                "raw_custom_async": lambda: run_async(lambda: raw_classic_async(async_client, cw)),
+                "astream_custom": lambda: run_async(lambda: rg_astream(graph, cw, "custom")),
+                "raw_messages_sync": lambda: run_sync(lambda: raw_classic_sync(sync_client, mw)),
+                "stream_messages": lambda: run_sync(lambda: rg_stream(tokens_graph, mw, "messages")),
+                "raw_messages_async": lambda: run_async(lambda: raw_classic_async(async_client, mw)),
+                "astream_messages": lambda: run_async(lambda: rg_astream(tokens_graph, mw, "messages")),
+                "raw_events": lambda: run_async(lambda: raw_classic_async(async_client, ew)),
+                "astream_events": lambda: run_async(lambda: rg_astream_events(tokens_graph, ew)),
+            }
+            classic_items = {
+                name: workloads["custom" if "custom" in name else "events" if "events" in name else "messages"].items
+                for name in CLASSIC_VARIANTS
+            }
+            clients: dict[str, Any] = {"remote_graph": linear_graph, "upstream": upstream}
 
             # Warm up the sync paths (graph import, connections), then count threads
             # before anything async has run in this process.
             for name in ("raw_sync", "rg_sync"):
                 samples[name]()
+            for name in ("raw_custom_sync", "stream_custom", "raw_messages_sync", "stream_messages"):
+                classic[name]()
+            for client in clients.values():
+                run_sync(partial(invoke_once, client))
             threads = run_sync(lambda: thread_check(graph, n))
             for name in ("raw_async", "rg_async"):
                 samples[name]()
+            for name in CLASSIC_VARIANTS:
+                if name not in ("raw_custom_sync", "stream_custom", "raw_messages_sync", "stream_messages"):
+                    classic[name]()
 
             # 1. Memory first, while the heap has no free space left by the phases below.
             memory: dict[str, float] = {}
@@ -620,6 +916,7 @@ def main(argv: list[str] | None = None) -> int:
 
             # 2. The stream rounds: ev/s, CPU per event, time to first event, exit.
             runs: dict[str, list[Sample]] = {name: [] for name in VARIANTS}
+            classic_runs: dict[str, list[Sample]] = {name: [] for name in CLASSIC_VARIANTS}
             exits: list[float] = []
             sync_thread_starts: list[str] = []
             for r in range(scale.rounds):
@@ -639,6 +936,39 @@ def main(argv: list[str] | None = None) -> int:
                     f"{name}={runs[name][-1].evs:,.0f}ev/s,{runs[name][-1].cpu * 1e6 / (n + 3):.0f}us" for name in VARIANTS
                 )
                 print(f"round {r + 1}/{scale.rounds}: {line}", flush=True)
+                # The classic methods in the same round, each right beside its raw client: the
+                # pairs' order rotates, and which of a pair goes first alternates.
+                pairs = list(CLASSIC_PAIRS.values())
+                order: list[str] = []
+                for rg, raw, _ in pairs[r % len(pairs) :] + pairs[: r % len(pairs)]:
+                    order += [raw, rg] if r % 2 == 0 else [rg, raw]
+                for name in order:
+                    if name.startswith("stream_"):
+                        with record_thread_starts() as started_here:
+                            sample = classic[name]()
+                        sync_thread_starts += started_here
+                    else:
+                        sample = classic[name]()
+                    classic_runs[name].append(check_count(sample, classic_items[name], name))
+                line = "  ".join(
+                    f"{name}={classic_runs[name][-1].evs:,.0f}ev/s,"
+                    f"{classic_runs[name][-1].cpu * 1e6 / classic_items[name]:.0f}us"
+                    for name in CLASSIC_VARIANTS
+                )
+                print(f"  classic: {line}", flush=True)
+
+            # 2b. invoke latency: RemoteGraph against upstream's RemoteGraph, interleaved, a new thread each call.
+            invokes: dict[str, list[tuple[float, float]]] = {name: [] for name in clients}
+            for i in range(scale.invoke_calls):
+                for name in ("remote_graph", "upstream") if i % 2 == 0 else ("upstream", "remote_graph"):
+                    with record_thread_starts() as started_here:
+                        invokes[name].append(run_sync(partial(invoke_once, clients[name])))
+                    if name == "remote_graph":
+                        sync_thread_starts += started_here
+            print(
+                "invoke: " + ", ".join(f"{k} {median([w for w, _ in v]) * 1e3:.1f} ms" for k, v in invokes.items()),
+                flush=True,
+            )
 
             # 3. Turns on one thread: a few threads, each turn taken on every thread in turn.
             turn_wall: dict[int, list[float]] = {}
@@ -714,14 +1044,17 @@ def main(argv: list[str] | None = None) -> int:
             sync_client.close()
             try:
                 loop.run_until_complete(asyncio.wait_for(async_client.aclose(), 10.0))
-                loop.run_until_complete(asyncio.wait_for(graph.client.aclose(), 10.0))
-                graph.sync_client.close()
+                for remote in (graph, tokens_graph, linear_graph, upstream):
+                    if remote.client is not None:
+                        loop.run_until_complete(asyncio.wait_for(remote.client.aclose(), 10.0))
+                    if remote.sync_client is not None:
+                        remote.sync_client.close()
                 loop.run_until_complete(asyncio.wait_for(loop.shutdown_asyncgens(), 10.0))
             finally:
                 loop.close()
 
     return report(scale, runs, exits, threads, sync_thread_starts, memory, turn_wall, turn_cpu, turn_pairs, nest, concurrency,
-                  load_before, time.monotonic() - began)
+                  load_before, time.monotonic() - began, classic_runs, classic_items, invokes)
 
 
 def report(
@@ -738,6 +1071,9 @@ def report(
     concurrency: dict[str, tuple[float, float, int]],
     load_before: tuple[float, float, float],
     elapsed: float,
+    classic_runs: dict[str, list[Sample]],
+    classic_items: dict[str, int],
+    invokes: dict[str, list[tuple[float, float]]],
 ) -> int:
     items = scale.n + 3
     evs = {name: median([s.evs for s in runs[name]]) for name in VARIANTS}
@@ -778,6 +1114,23 @@ def report(
     nest_over_cpu_us = (nest_cpu["remote"] - nest_cpu["local"]) * 1e3 / nest_events
 
     conc_ok = concurrency["rg_async"][2] == 0 and concurrency["rg_sync"][2] == 0
+
+    # The classic methods: each RemoteGraph method over the raw client of its round (paired ratios).
+    c_evs = {name: median([s.evs for s in classic_runs[name]]) for name in CLASSIC_VARIANTS}
+    c_cpu_us = {name: median([s.cpu / s.items for s in classic_runs[name]]) * 1e6 for name in CLASSIC_VARIANTS}
+    c_evs_ratio = {
+        f: median([a.evs / b.evs for a, b in zip(classic_runs[rg], classic_runs[raw])])
+        for f, (rg, raw, _) in CLASSIC_PAIRS.items()
+    }
+    c_cpu_ratio = {
+        f: median([(a.cpu / a.items) / (b.cpu / b.items) for a, b in zip(classic_runs[rg], classic_runs[raw])])
+        for f, (rg, raw, _) in CLASSIC_PAIRS.items()
+    }
+    inv_wall = {k: median([w for w, _ in v]) * 1e3 for k, v in invokes.items()}
+    inv_cpu = {k: median([c for _, c in v]) * 1e3 for k, v in invokes.items()}
+    inv_over = inv_wall["remote_graph"] - inv_wall["upstream"]
+    # Each call paired with the other client's call of the same pair (taken one after the other).
+    inv_paired = median([(a - b) * 1e3 for (a, _), (b, _) in zip(invokes["remote_graph"], invokes["upstream"])])
     mem_worst = max(memory.values())
 
     targets = {
@@ -792,6 +1145,10 @@ def report(
         "memory": mem_worst < TARGETS["rss_mb"],
         "exit_ms": exit_ms < TARGETS["exit_ms"],
         "no_background_thread": not background,
+        **{f"classic_evs_{f}": c_evs_ratio[f] >= TARGETS["evs"] for f in CLASSIC_TARGETED},
+        # No worse than the v3 run stream's CPU ratio of the same flavour, in this run.
+        **{f"classic_cpu_{f}": c_cpu_ratio[f] <= cpu_ratio[CLASSIC_PAIRS[f][2]] for f in CLASSIC_TARGETED},
+        "invoke_ms": inv_over <= TARGETS["invoke_ms"],
     }
 
     print()
@@ -822,6 +1179,15 @@ def report(
     print("memory, RSS growth per 100k events: " + ", ".join(f"{k} {v:+.2f} MB" for k, v in memory.items()))
     print(f"sync __exit__ after output: median {exit_ms:.3f} ms, max {max(exits) * 1e3:.3f} ms")
     print(f"threads around a sync run: before={threads['before']} during={threads['during']} after={threads['after']}")
+    print(f"classic methods: medians of {scale.rounds} interleaved rounds, in the same rounds as the v3 runs")
+    print(f"{'variant':<34}{'items':>7}{'ev/s':>8}{'CPU us/ev':>11}")
+    for name in CLASSIC_VARIANTS:
+        print(f"{CLASSIC_LABELS[name]:<34}{classic_items[name]:>7}{c_evs[name]:>8,.0f}{c_cpu_us[name]:>11.1f}")
+    print(
+        f"invoke of {LINEAR!r}, a new thread each call, {scale.invoke_calls} calls each, interleaved: "
+        f"RemoteGraph {inv_wall['remote_graph']:.1f} ms wall / {inv_cpu['remote_graph']:.2f} ms CPU, "
+        f"upstream {inv_wall['upstream']:.1f} ms wall / {inv_cpu['upstream']:.2f} ms CPU"
+    )
     print()
     print("verdicts:")
     for f in ("sync", "async"):
@@ -845,6 +1211,24 @@ def report(
     print(f"  RSS growth: worst {mem_worst:+.2f} MB per 100k events (target < {TARGETS['rss_mb']:.0f}) {verdict(targets['memory'])}")
     print(f"  sync __exit__: {exit_ms:.3f} ms (target < {TARGETS['exit_ms']:.0f}) {verdict(targets['exit_ms'])}")
     print(f"  background threads: {'none' if not background else sorted(set(sync_thread_starts))} {verdict(not background)}")
+    for f in CLASSIC_TARGETED:
+        rg, _, flavour = CLASSIC_PAIRS[f]
+        print(
+            f"  {CLASSIC_LABELS[rg]} live ev/s: {c_evs_ratio[f]:.3f}x raw (target >= {TARGETS['evs']}x) "
+            f"{verdict(targets['classic_evs_' + f])}"
+        )
+        print(
+            f"  {CLASSIC_LABELS[rg]} CPU/event: {c_cpu_ratio[f]:.2f}x raw (target <= v3 {flavour}'s "
+            f"{cpu_ratio[flavour]:.2f}x) {verdict(targets['classic_cpu_' + f])}"
+        )
+    print(
+        f"  {CLASSIC_LABELS['astream_events']} CPU/event: {c_cpu_ratio['events']:.2f}x raw "
+        f"(no target; v3 async {cpu_ratio['async']:.2f}x), live ev/s {c_evs_ratio['events']:.3f}x raw"
+    )
+    print(
+        f"  invoke: RemoteGraph {inv_over:+.2f} ms vs upstream's median (paired: {inv_paired:+.2f} ms; "
+        f"target <= +{TARGETS['invoke_ms']:.0f} ms) {verdict(targets['invoke_ms'])}"
+    )
 
     load_after = os.getloadavg()
     result = {
@@ -887,6 +1271,24 @@ def report(
                     "background_thread": background},
         "load": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in load_after],
                  "cpus": os.cpu_count()},
+        "classic": {
+            "items": dict(classic_items),
+            "evs_median": {k: round(v, 1) for k, v in c_evs.items()},
+            "cpu_us_per_event": {k: round(v, 2) for k, v in c_cpu_us.items()},
+            "ratio": {
+                **{f"evs_{f}": round(v, 3) for f, v in c_evs_ratio.items()},
+                **{f"cpu_{f}": round(v, 3) for f, v in c_cpu_ratio.items()},
+            },
+            "v3_cpu_ratio": {k: round(v, 3) for k, v in cpu_ratio.items()},
+        },
+        "invoke": {
+            "graph": LINEAR,
+            "calls": scale.invoke_calls,
+            "wall_ms": {k: round(v, 2) for k, v in inv_wall.items()},
+            "cpu_ms": {k: round(v, 3) for k, v in inv_cpu.items()},
+            "over_upstream_ms": round(inv_over, 2),
+            "paired_over_ms": round(inv_paired, 2),
+        },
         "elapsed_s": round(elapsed, 1),
         "targets_met": targets,
     }
