@@ -231,3 +231,33 @@ def tool_of_event(event: dict[str, Any], tools: tuple[str, ...]) -> str | None:
             if messages and isinstance(messages[0], ToolMessage):
                 return str(messages[0].name)
     return None
+
+
+def tool_message_ids_where_both_have_one(remote: Any, local: Any) -> tuple[Any, Any]:
+    """``remote`` and ``local`` with the id of each ``ToolMessage`` that has an
+    id on one side only left out on both sides.
+
+    A node that returns a message without an id (a tool's ``ToolMessage``) gets
+    it named by the state's reducer, after the events that carry it were
+    emitted. Locally a v2 event holds the very object the reducer then names
+    (and langchain's v1 stream a copy taken before). The server's copy is taken
+    when it serializes the event, which races with the reducer: usually after
+    it, under load sometimes before
+    (``test_classic_events.py::test_probe_events_show_a_tool_message_id_only_once_the_state_gave_it``).
+    Where both sides have an id, it is compared.
+    """
+    if isinstance(remote, ToolMessage) and isinstance(local, ToolMessage) and (remote.id is None) != (local.id is None):
+        return remote.model_copy(update={"id": None}), local.model_copy(update={"id": None})
+    if isinstance(remote, dict) and isinstance(local, dict):
+        pairs = {k: tool_message_ids_where_both_have_one(v, local[k]) for k, v in remote.items() if k in local}
+        return (
+            {k: pairs[k][0] if k in pairs else v for k, v in remote.items()},
+            {k: pairs[k][1] if k in pairs else v for k, v in local.items()},
+        )
+    if isinstance(remote, (list, tuple)) and isinstance(local, (list, tuple)) and not hasattr(remote, "_fields"):
+        pairs_ = [tool_message_ids_where_both_have_one(r, lo) for r, lo in zip(remote, local)]
+        return (
+            type(remote)([*(r for r, _ in pairs_), *remote[len(pairs_) :]]),
+            type(local)([*(lo for _, lo in pairs_), *local[len(pairs_) :]]),
+        )
+    return remote, local

@@ -20,7 +20,7 @@ from langgraph.types import Command
 
 from remote_graph import RemoteGraph
 from tests.integration.lanes import Lane, Scenarios, compare, lanes_server_url
-from tests.integration.objects import in_task_order, objects, tool_of_event
+from tests.integration.objects import in_task_order, objects, tool_message_ids_where_both_have_one, tool_of_event
 from tests.integration.test_classic_events import graphs_named_as_local
 
 pytestmark = pytest.mark.integration
@@ -229,5 +229,9 @@ def parent_over_child_interrupt_invoked(lane: Lane) -> Any:
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_classic_agents_local_equals_remote(name: str, flavour: str, request: pytest.FixtureRequest) -> None:
     local, remote = compare(SCENARIOS[name], flavour, lanes_server_url(request))
-    # The root run of events is named as the RemoteGraph (a kept divergence: see test_classic_events).
-    assert objects(graphs_named_as_local(remote, local)) == objects(local)
+    # The root run of events is named as the RemoteGraph, and a tool message's id
+    # may be missing from an event (kept divergences: see test_classic_events).
+    remote = graphs_named_as_local(remote, local)
+    if "_events_" in name:
+        remote, local = tool_message_ids_where_both_have_one(remote, local)
+    assert objects(remote) == objects(local)

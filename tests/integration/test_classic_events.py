@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from langchain_core.messages import HumanMessage, ToolMessage
@@ -25,7 +25,7 @@ from tests.integration.lanes import (
     compare,
     lanes_server_url,
 )
-from tests.integration.objects import in_task_order, objects, tool_of_event
+from tests.integration.objects import in_task_order, objects, tool_message_ids_where_both_have_one, tool_of_event
 
 pytestmark = [
     pytest.mark.integration,
@@ -232,30 +232,11 @@ def graphs_named_as_local(remote: Any, local: Any) -> Any:
     return remote
 
 
-def without_tool_message_ids(value: Any) -> Any:
-    """``value`` with the ids of ``ToolMessage``s left out.
-
-    The other kept divergence, v1 only: langchain's v1 stream copies a node's
-    output as it is emitted, before the state's reducer gives a message the
-    node returned without an id (a tool's) its id; the server serializes the
-    event after that, so its copy has the id
-    (``test_probe_v1_events_show_the_id_the_state_gave_a_tool_message``).
-    """
-    if isinstance(value, ToolMessage):
-        return value.model_copy(update={"id": None})
-    if isinstance(value, dict):
-        return {k: without_tool_message_ids(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(without_tool_message_ids(v) for v in value) if not hasattr(value, "_fields") else value
-    return value
-
-
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_classic_events_local_equals_remote(name: str, flavour: str, request: pytest.FixtureRequest) -> None:
     local, remote = compare(SCENARIOS[name], flavour, lanes_server_url(request))
     remote = graphs_named_as_local(remote, local)
-    if "_v1_" in name:
-        local, remote = without_tool_message_ids(local), without_tool_message_ids(remote)
+    remote, local = tool_message_ids_where_both_have_one(remote, local)
     assert objects(remote) == objects(local)
 
 
@@ -271,15 +252,32 @@ def test_probe_the_root_run_is_named_as_the_remote_graph(server_url: str) -> Non
     assert asyncio.run(names(RemoteGraph("linear", url=server_url, name="LangGraph"))) == {"LangGraph"}
 
 
-def test_probe_v1_events_show_the_id_the_state_gave_a_tool_message(server_url: str) -> None:
+def test_probe_events_show_a_tool_message_id_only_once_the_state_gave_it(server_url: str) -> None:
+    """Locally the id of a tool's ``ToolMessage`` in ``on_tool_end`` is set by the
+    state's reducer after the event was emitted: a v2 event shows it afterwards
+    (the same object), a v1 event never (a copy). Remotely the event shows the id
+    the state gave the message, or none when the server serialized the event
+    before the reducer ran: never another id."""
     import asyncio
+    import uuid
 
     from remote_graph import RemoteGraph
+    from tests.integration.lanes import local_twin
 
-    async def tool_outputs() -> list[Any]:
-        graph = RemoteGraph("react", url=server_url)
-        events = [e async for e in graph.astream_events(ask(), version="v1")]
+    async def tool_outputs(graph: Any, version: Literal["v1", "v2"], config: Any) -> list[Any]:
+        events = [e async for e in graph.astream_events(ask(), config, version=version)]
         return [e["data"]["output"] for e in events if e["event"] == "on_tool_end"]
 
-    outputs = asyncio.run(tool_outputs())
-    assert outputs and all(isinstance(m, ToolMessage) and m.id for m in outputs)
+    def thread() -> Any:
+        return {"configurable": {"thread_id": str(uuid.uuid4())}}
+
+    local = local_twin("react")
+    v2, v1 = asyncio.run(tool_outputs(local, "v2", thread())), asyncio.run(tool_outputs(local, "v1", thread()))
+    assert v2 and all(isinstance(m, ToolMessage) and m.id for m in v2)
+    assert v1 and all(isinstance(m, ToolMessage) and m.id is None for m in v1)
+    graph = RemoteGraph("react", url=server_url)
+    for version in ("v1", "v2"):
+        config = thread()
+        outputs = asyncio.run(tool_outputs(graph, version, config))
+        named = {m.tool_call_id: m.id for m in graph.get_state(config).values["messages"] if isinstance(m, ToolMessage)}
+        assert outputs and all(isinstance(m, ToolMessage) and m.id in (None, named[m.tool_call_id]) for m in outputs)
