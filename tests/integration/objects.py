@@ -112,10 +112,7 @@ class Objects:
         out = {}
         for key in sorted(keys, key=str):
             if key == "lc_versions" and isinstance(value[key], dict):
-                # A model's chunks and events name the langchain-core of the process
-                # the model ran in: the server's, which may be another release than
-                # the caller's (the README's divergence table).
-                out[key] = {name: "<version>" for name in value[key]}
+                out[key] = versions_masked(value[key])
                 continue
             out[self.norm(key)] = self.norm(value[key])
         return {k: out[k] for k in sorted(out, key=str)}
@@ -173,6 +170,16 @@ class Objects:
             # When a checkpoint was written is the clock's; whether it has a time is not.
             "created_at": None if state.created_at is None else "<timestamp>",
         }
+
+
+def versions_masked(lc_versions: dict[str, Any]) -> dict[str, str]:
+    """A model's ``lc_versions`` with the releases masked, the packages kept.
+
+    A model's chunks and events name the langchain-core of the process the model
+    ran in: the server's, which may be another release than the caller's (the
+    README's divergence table).
+    """
+    return {name: "<version>" for name in lc_versions}
 
 
 def objects(value: Any) -> Any:

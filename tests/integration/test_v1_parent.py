@@ -21,6 +21,7 @@ from langgraph.graph import START, StateGraph
 
 from remote_graph import RemoteGraph
 from tests.integration.lanes import Lane, Scenarios, compare
+from tests.integration.objects import versions_masked
 
 pytestmark = pytest.mark.integration
 
@@ -84,11 +85,10 @@ def message(m: BaseMessage) -> dict[str, Any]:
 
 
 def meta(metadata: dict[str, Any]) -> dict[str, Any]:
-    # Every key a local child's chunk carries (ids with their task ids masked). A
-    # model's chunks name the langchain-core it ran with: the server's for a remote
-    # child, which may be another release than the caller's.
+    # Every key a local child's chunk carries (ids with their task ids masked, the
+    # model's langchain-core release too: a remote child's is the server's).
     return {
-        k: bool(v) if k == "thread_id" else {name: "<version>" for name in v} if k == "lc_versions" else seg(v)
+        k: bool(v) if k == "thread_id" else versions_masked(v) if k == "lc_versions" else seg(v)
         for k, v in metadata.items()
     }
 

@@ -83,6 +83,8 @@ def reader(
     root_mode: str = "updates",
     filters: EventFilters | None = None,
     root_name: str = "LangGraph",
+    graph_id: str = "probe",
+    schemas: GraphSchemas | None = None,
 ) -> EventReader:
     return EventReader(
         VIEW,
@@ -91,8 +93,8 @@ def reader(
         root_chunks=Shaper(root_mode),
         input=input,
         filters=filters or EventFilters(),
-        graph_id="probe",
-        schemas=probe_schemas(),
+        graph_id=graph_id,
+        schemas=schemas if schemas is not None else probe_schemas(),
     )
 
 
@@ -199,15 +201,8 @@ def test_the_root_is_renamed_by_a_graph_id_learned_after_the_reader_was_made() -
     # schemas (and the graph id the server names the root by) are learned by
     # the run, after the reader was made with the UUID standing in for the id.
     learned = GraphSchemas()
-    events = EventReader(
-        VIEW,
-        version="v2",
-        root_name="my-assistant",
-        root_chunks=Shaper("updates"),
-        input={},
-        filters=EventFilters(),
-        graph_id="48528212-457f-5d25-96eb-28212162677b",
-        schemas=learned,
+    events = reader(
+        "v2", {}, root_name="my-assistant", graph_id="48528212-457f-5d25-96eb-28212162677b", schemas=learned
     )
     learned.learn(PROBE_SCHEMAS)
     start = {"event": "on_chain_start", "name": "probe", "run_id": "r0", "parent_ids": [], "tags": [], "data": {}}
@@ -295,16 +290,7 @@ def test_the_root_graphs_states_in_events_keep_the_users_dicts() -> None:
 
 def test_events_read_schemas_learned_after_the_reader_was_made() -> None:
     learned = GraphSchemas()
-    events = EventReader(
-        VIEW,
-        version="v2",
-        root_name="graph",
-        root_chunks=Shaper("updates"),
-        input={},
-        filters=EventFilters(),
-        graph_id="probe",
-        schemas=learned,
-    )
+    events = reader("v2", {}, root_name="graph", schemas=learned)
     learned.learn(PROBE_SCHEMAS)
     (event,) = events.feed(
         {"type": "events", "ns": (), "data": event_at("on_chain_end", "chat:1", {"output": {"note": NOTE}})}
