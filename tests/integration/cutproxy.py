@@ -39,7 +39,21 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from urllib.parse import urlsplit
 
-__all__ = ["CuttingProxy"]
+__all__ = ["RESUME_CUT_BYTES", "CuttingProxy"]
+
+# The cut range for a library run that must get through the proxy. A resumed stream
+# first repeats part of what the lost connection had: the in-memory server gives every
+# frame of one millisecond the same id, so the cursor resumes from the id before the
+# newest one, and the server re-sends every frame of the newest millisecond
+# (``_core/cursor.py``). A connection whose budget ends within that repeat brings
+# nothing new, and a run fails once 12 reconnects in a row (15 s of backoff,
+# ``Timeouts.reconnect``) draw such budgets. A ``ticks`` run whose start stream was cut
+# writes 10-14 frames a millisecond (5-7 while a client reads its start stream): with
+# the response head, up to about 2.9 kB before the first new frame. A top of 3-4 kB
+# leaves most budgets inside that: it failed about one soak run in two, and a 300-tick
+# run through an authenticating server under load. So the top clears the repeat
+# several times over (the cut-connection soak checks it does).
+RESUME_CUT_BYTES = (300, 16000)
 
 _MAX_HEAD = 64 * 1024
 _READ_SIZE = 64 * 1024

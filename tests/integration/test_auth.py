@@ -29,7 +29,7 @@ from langgraph.types import Command
 from remote_graph import RemoteCommandError, RemoteGraph
 from remote_graph.pytest_plugin import server_python
 from remote_graph.testing import LangGraphDevServer
-from tests.integration.cutproxy import CuttingProxy
+from tests.integration.cutproxy import RESUME_CUT_BYTES, CuttingProxy
 
 pytestmark = pytest.mark.integration
 
@@ -210,7 +210,7 @@ def test_reconnects_through_a_cutting_proxy_carry_the_credentials(
     auth_server: AuthServer, alice: User, flavour: str
 ) -> None:
     mark = auth_server.mark()
-    with CuttingProxy(auth_server.url, cut_range=(400, 3000), seed=3) as proxy:
+    with CuttingProxy(auth_server.url, cut_range=RESUME_CUT_BYTES, seed=3) as proxy:
         graph = alice.graph(proxy.url, "ticks")
         if flavour == "sync":
             run = graph.stream_events({"n": 300}, thread(), version="v3")

@@ -34,25 +34,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 from remote_graph import RemoteGraph
 from remote_graph._core.actions import Timeouts
 from remote_graph.errors import RemoteConnectionError, RemoteGraphError
-from tests.integration.cutproxy import CuttingProxy
+from tests.integration.cutproxy import RESUME_CUT_BYTES, CuttingProxy
 from tests.integration.lanes import norm
 
 pytestmark = pytest.mark.integration
 
-# Response bytes an event stream gets through the cutting proxy before each cut.
+# Response bytes an event stream gets through the cutting proxy before each cut, for
+# the proxy's own test (raw reads; a library run uses ``RESUME_CUT_BYTES``).
 CUT_BYTES = (300, 4000)
-# The same, for the runs of the cut-connection soak test. A resumed stream first
-# repeats part of what the lost connection had: the in-memory server gives every frame
-# of one millisecond the same id, so the cursor resumes from the id before the newest
-# one, and the server re-sends every frame of the newest millisecond
-# (``_core/cursor.py``). A connection whose budget ends within that repeat brings
-# nothing new, and a run fails once 12 reconnects in a row (15 s of backoff,
-# ``Timeouts.reconnect``) draw such budgets. A ``ticks`` run whose start stream was cut
-# writes 10-14 frames a millisecond (5-7 while a client reads its start stream): with
-# the response head, up to about 2.9 kB before the first new frame. A top of 4 kB left
-# most budgets inside that and failed about one soak run in two, so the top clears
-# the repeat several times over (the test checks it does).
-RESUME_CUT_BYTES = (300, 16000)
 LINEAR_OUTPUT = {"x": 20, "log": ["a", "b"]}
 ACTIVE = ("pending", "running")
 
