@@ -1,4 +1,4 @@
-"""Every touch of langgraph's, langgraph-sdk's and langchain-core's internals.
+"""Every touch of langgraph's, langgraph-sdk's, langchain-core's and the HTTP stack's internals.
 
 A remote run must be indistinguishable from a local one, so it is built from
 langgraph's own machinery: the stream mux and its channels, the run streams'
@@ -9,6 +9,9 @@ module is the only one that imports those private names or reads and writes
 private attributes of those packages' objects: each attribute through a small
 function whose docstring names the internal, the release it was read from,
 and the public API it stands in for.
+
+The HTTP stack (httpx, httpcore, h11) is touched once, to read an event
+stream's body in blocks rather than chunk by chunk (``gather_chunked_reads``).
 
 ``tests/unit/test_private.py`` imports every name and calls every function on
 real langgraph objects, so a move fails there, naming the internal, instead of
@@ -21,6 +24,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+import h11
+import httpcore
+import httpx
 from langchain_core.runnables.utils import _RootEventFilter as RootEventFilter
 from langchain_core.tracers.event_stream import _AstreamEventsCallbackHandler as AstreamEventsHandler
 from langgraph._internal._config import ensure_config
@@ -75,6 +81,7 @@ __all__ = [
     "claim_channel",
     "ensure_config",
     "events_handler",
+    "gather_chunked_reads",
     "latest_values",
     "mark_drained",
     "merge_tracing_headers",
@@ -340,3 +347,76 @@ def send_event(handler: AstreamEventsHandler, event: dict[str, Any], run_type: s
     """
     event["parent_ids"] = [*handler._get_parent_ids(parent_run_id), str(parent_run_id), *event.get("parent_ids", [])]
     handler._send(event, run_type)  # type: ignore[arg-type]
+
+
+# --- the event stream's body reads (httpx 0.28, httpcore 1.0, h11 0.16) ----------------------
+
+
+class _GatheringReader:
+    """h11's body reader for one response, returning each read's chunks as one ``Data``.
+
+    h11 hands over a chunked body one chunk per event, and the server writes
+    one chunk per frame, so every frame would pass alone through h11's event
+    machinery, httpcore's and httpx's generators and the driver's read loop.
+    This wraps the reader h11 made (its parsing, checks and trailer handling
+    stay h11's own) and joins every ``Data`` it yields from what is buffered;
+    an end of message met on the way is returned by the next call.
+    """
+
+    __slots__ = ("_inner", "_held")
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._held: Any = None
+
+    def __call__(self, buffer: Any) -> Any:
+        held = self._held
+        if held is not None:
+            self._held = None
+            return held
+        inner = self._inner
+        event = inner(buffer)
+        if type(event) is not h11.Data:
+            return event
+        blocks = [event.data]
+        while True:
+            more = inner(buffer)
+            if more is None:
+                break
+            if type(more) is not h11.Data:
+                self._held = more
+                break
+            blocks.append(more.data)
+        return event if len(blocks) == 1 else h11.Data(data=b"".join(blocks))
+
+    def read_eof(self) -> Any:
+        return self._inner.read_eof()
+
+
+def gather_chunked_reads(response: httpx.Response) -> bool:
+    """Have each read of ``response``'s body hand over all the chunks it brought, as one block.
+
+    Reaches the h11 connection under the response through httpx's and
+    httpcore's stream wrappers (``response.stream._stream._httpcore_stream._stream
+    ._connection._h11_state``) and wraps its body reader (``h11.Connection._reader``)
+    in ``_GatheringReader``. There is no public way: h11 returns one event per
+    chunk, and no httpx or httpcore option merges them. The connection is
+    left as h11 would leave it, so it is reused once the body has ended.
+
+    Returns:
+        Whether the reader was wrapped. Anything else (HTTP/2, a mock, ASGI
+        or WSGI transport, a body being read already) is left as it is.
+    """
+    stream: Any = response.stream
+    for name in ("_stream", "_httpcore_stream", "_stream", "_connection"):
+        stream = getattr(stream, name, None)
+    if not isinstance(stream, (httpcore.HTTP11Connection, httpcore.AsyncHTTP11Connection)):
+        return False
+    state = getattr(stream, "_h11_state", None)
+    if not isinstance(state, h11.Connection) or state.their_state is not h11.SEND_BODY:
+        return False
+    reader = getattr(state, "_reader", None)
+    if reader is None or type(reader) is _GatheringReader or not hasattr(reader, "read_eof"):
+        return False
+    state._reader = _GatheringReader(reader)
+    return True

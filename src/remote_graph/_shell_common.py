@@ -185,13 +185,14 @@ def response_of(response: httpx.Response) -> Response:
     )
 
 
-def stream_response(response: httpx.Response, head: bytes) -> Response:
+def stream_response(response: httpx.Response, head: bytes, *, batched: bool = False) -> Response:
     """The core's view of an opened stream: its status, its content type, and
-    (when it is not an event stream) the start of what it said instead."""
+    (when it is not an event stream) the start of what it said instead.
+    ``batched``: each read of the event stream hands over all it brought."""
     content_type = response.headers.get("content-type", "")
     location = response.headers.get("location")
     if is_event_stream(response):
-        return Response(200, None, content_type, location)
+        return Response(200, None, content_type, location, batched)
     return Response(response.status_code, _body(response, head[:_PEEK]), content_type, location)
 
 

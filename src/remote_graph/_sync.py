@@ -16,6 +16,7 @@ import httpx
 from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response, Timeouts
 from remote_graph._core.convert import Part
 from remote_graph._core.run import RunDriver
+from remote_graph._private import gather_chunked_reads
 from remote_graph._shell_common import (
     broken,
     is_event_stream,
@@ -129,7 +130,7 @@ class SyncRunSource(Iterator[Part]):
         self._response = response
         if is_event_stream(response):
             self._chunks = response.iter_raw()
-            return stream_response(response, b"")
+            return stream_response(response, b"", batched=gather_chunked_reads(response))
         # Not the stream asked for: what it says instead (a body some
         # transports have already read, such as a mock's).
         self._chunks = response.iter_raw() if not response.is_stream_consumed else iter([response.content])

@@ -183,6 +183,7 @@ class FakeServer:
         rest: Answers per ``(method, path)``, consumed in order (the last one repeats).
         produced: How many frames the run has produced before the first
             connection (``EVERYTHING``: it finished before the stream was opened).
+        batched: Its streams say each read hands over everything it brought.
     """
 
     def __init__(
@@ -195,8 +196,11 @@ class FakeServer:
         clock: Clock | None = None,
         connect_time: float = 0.0,
         produced: int = 0,
+        batched: bool = False,
     ) -> None:
         self.frames = list(frames)
+        # Whether its streams say each read hands over all it brought (``Response.batched``).
+        self.batched = batched
         self.connections = list(connections)
         self.then = then or Conn()
         self.rest: dict[tuple[str, str], list[Answer]] = {}
@@ -321,7 +325,7 @@ class FakeServer:
         if cut is not None and cut < self._end:
             self._end, self._end_with = cut, conn.fail_with
         self._chunk_index = 0
-        return Response(200, None, SSE, location=f"{RUN}/stream" if starting else None)
+        return Response(200, None, SSE, location=f"{RUN}/stream" if starting else None, batched=self.batched)
 
     def _produce(self, count: int) -> None:
         self.produced = min(len(self.frames), self.produced + count)

@@ -13,6 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# A longer pause would hold every event that long: a batching knob, not a way to throttle.
+_MAX_READ_BATCH = 1.0
+
 
 @dataclass(frozen=True, slots=True)
 class Timeouts:
@@ -25,17 +28,33 @@ class Timeouts:
         reconnect: How long a run's lost event stream is retried, with
             backoff, without delivering a new event before the run fails
             with a ``RemoteConnectionError``.
+        read_batch: How long a run's event stream waits, after a read that
+            emptied the connection, before it reads again. The server writes
+            one frame at a time, and a client that reads each one as it lands
+            pays a wake-up and a parse for every event; waiting lets the frames
+            of that span arrive and be read as one block. No event reaches
+            the caller later than this after it arrived, a reader that is
+            behind never waits, and ``0`` reads every frame as it lands. It
+            applies where the transport hands over what one read brought as
+            one block (httpx over HTTP/1.1, as the SDK's clients use it).
     """
 
     request: float = 30.0
     read: float = 30.0
     reconnect: float = 15.0
+    read_batch: float = 0.001
 
     def __post_init__(self) -> None:
         for name in ("request", "read", "reconnect"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"Timeouts.{name} must be a positive number of seconds, got {value!r}")
+        batch = self.read_batch
+        if isinstance(batch, bool) or not isinstance(batch, (int, float)) or not 0 <= batch < _MAX_READ_BATCH:
+            raise ValueError(
+                f"Timeouts.read_batch must be a number of seconds from 0 to under {_MAX_READ_BATCH:g} "
+                f"(it delays every event by up to that much), got {batch!r}"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +83,16 @@ class Response:
             credentials the request carried redacted.
         content_type: Its ``Content-Type``.
         location: Its ``Location`` header (where a redirect points), if any.
+        batched: For an opened event stream: each read hands over everything
+            the connection had as one block, however many chunks it holds, so
+            a pause before a read gathers frames into it.
     """
 
     status: int
     body: Any
     content_type: str = "application/json"
     location: str | None = None
+    batched: bool = False
 
 
 @dataclass(frozen=True, slots=True)

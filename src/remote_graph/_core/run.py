@@ -69,6 +69,10 @@ _BACKOFF_CAP = 2.0
 _SSE = "text/event-stream"
 # One read action serves every read: it carries nothing.
 _RECEIVE = Receive()
+# A read this short emptied the connection: the reader has caught up with the
+# server, and a pause lets the next frames gather (``Timeouts.read_batch``).
+# A longer one (httpcore reads 64 KiB at a time) means more is waiting.
+_CAUGHT_UP = 16 * 1024
 # Answers of a proxy or a restarting server: worth another try.
 _RETRYABLE = frozenset({502, 503, 504})
 # A run the server has not ended yet.
@@ -143,6 +147,9 @@ class RunDriver:
         self._clock = clock
         self._conversation: Conversation = self._run()
         self._started = False
+        # The pause before a read once the reader has caught up: set by each
+        # stream that opens, by whether its transport batches reads.
+        self._pause = 0.0
         # Set when the run failed while it may still be going on the server.
         self._orphaned = False
 
@@ -230,6 +237,7 @@ class RunDriver:
             # The run's stream opened with it: its id is in the stream's location
             # (and in the stream's first, ``metadata`` frame).
             self._learn_run_id(reply.location)
+            self._opened(reply)
             self.state.move(RunStatus.RUNNING)
             self.follow.on(Signal.OPENED)
         try:
@@ -352,11 +360,14 @@ class RunDriver:
                         )
                     )
                 else:
+                    self._opened(reply)
                     for part in self.wire.reconnected():
                         yield part
                     follow.on(Signal.OPENED if verdict is None else Signal.OPENED_AFTER_VERDICT)
             elif phase is Phase.READING or phase is Phase.CONFIRMING:
-                last = yield from self._read(cursor, retry)
+                # A confirming connection replays what is stored and closes:
+                # nothing more comes while it would pause.
+                last = yield from self._read(cursor, retry, batch=phase is Phase.READING)
                 signal = last.signal
                 if signal is Signal.LOST:
                     loss = _Loss(last.broken)
@@ -402,11 +413,24 @@ class RunDriver:
             else:  # pragma: no cover - DONE is only reached by returning or raising
                 return
 
-    def _read(self, cursor: ResumeCursor, retry: _Retry) -> Generator[IOAction | Part, Any, _Read]:
-        """Read one connection's body to its end; the frames' parts go to the caller."""
+    def _opened(self, reply: Response) -> None:
+        """An event stream opened: whether its reads pause to batch frames."""
+        self._pause = self.timeouts.read_batch if reply.batched else 0.0
+
+    def _read(
+        self, cursor: ResumeCursor, retry: _Retry, *, batch: bool = True
+    ) -> Generator[IOAction | Part, Any, _Read]:
+        """Read one connection's body to its end; the frames' parts go to the caller.
+
+        With ``batch``, after a short read, once its parts are delivered, it
+        pauses for ``Timeouts.read_batch`` when the transport batches reads:
+        the frames the server writes meanwhile then come in the next read,
+        together.
+        """
         decoder = SSEDecoder(self.limits.max_frame_chars)
         wire = self.wire
         fresh = False
+        pause = Sleep(self._pause) if self._pause and batch else None
         while True:
             chunk = yield _RECEIVE
             if isinstance(chunk, Broken):
@@ -441,6 +465,8 @@ class RunDriver:
                     # nothing sets it again before the connection ends.
                     fresh = True
                     retry.progress()
+            if pause is not None and len(chunk) < _CAUGHT_UP:
+                yield pause
 
     def _end(self, verdict: _Verdict) -> Conversation:
         """End the run with the server's verdict, once every frame has arrived."""

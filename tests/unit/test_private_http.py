@@ -1,0 +1,150 @@
+"""``_private.gather_chunked_reads`` on the installed httpx, httpcore and h11.
+
+A loopback server answers with a chunked body written in one go, so one
+socket read holds many chunks. With the reader gathered, a read hands them
+over as one block; the body is byte for byte what was sent, its end and its
+errors are h11's, and the connection serves the next request. A change in
+the HTTP stack that breaks the path to the reader fails here, not as a slow
+client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from remote_graph._private import gather_chunked_reads
+
+HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+FRAMES = [f'event: custom\r\ndata: {{"i": {i}, "t": "é中😀"}}\r\n\r\n'.encode() for i in range(50)]
+
+
+def chunked(frames: list[bytes], *, end: bool = True) -> bytes:
+    body = b"".join(b"%x\r\n%s\r\n" % (len(frame), frame) for frame in frames)
+    return body + (b"0\r\n\r\n" if end else b"")
+
+
+class Server:
+    """Answers each request on one connection with ``HEAD`` and the body; counts requests."""
+
+    def __init__(self, body: bytes, *, close_after: bool = False) -> None:
+        self.body = body
+        self.close_after = close_after
+        self.connections = 0
+        self.requests = 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(10)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        # One connection: a client that opens a second one fails the test's count.
+        try:
+            conn, _ = self.sock.accept()
+        except OSError:
+            return
+        self.connections += 1
+        with conn:
+            conn.settimeout(10)
+            buffer = b""
+            while True:
+                try:
+                    data = conn.recv(65536)
+                except OSError:
+                    return
+                if not data:
+                    return
+                buffer += data
+                while b"\r\n\r\n" in buffer:
+                    _, buffer = buffer.split(b"\r\n\r\n", 1)
+                    self.requests += 1
+                    conn.sendall(HEAD + self.body)
+                    if self.close_after:
+                        conn.shutdown(socket.SHUT_RDWR)
+                        return
+
+    def close(self) -> None:
+        self.sock.close()
+        self.thread.join(10)
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    s = Server(chunked(FRAMES))
+    yield s
+    s.close()
+
+
+@pytest.mark.timeout(30)
+def test_sync_reads_come_as_blocks_and_the_connection_is_kept(server: Server) -> None:
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        for _ in range(2):
+            with client.stream("GET", "/stream") as response:
+                assert gather_chunked_reads(response), "the h11 reader under httpx is out of reach"
+                blocks = list(response.iter_raw())
+            assert b"".join(blocks) == b"".join(FRAMES)
+            assert len(blocks) < len(FRAMES) // 2, f"{len(blocks)} blocks for {len(FRAMES)} chunks"
+        # The body ended as h11 ends one: the second request reused the connection.
+        assert (server.connections, server.requests) == (1, 2)
+
+
+@pytest.mark.timeout(30)
+def test_async_reads_come_as_blocks_and_the_connection_is_kept(server: Server) -> None:
+    async def go() -> None:
+        async with httpx.AsyncClient(base_url=server.url, timeout=10) as client:
+            for _ in range(2):
+                async with client.stream("GET", "/stream") as response:
+                    assert gather_chunked_reads(response), "the h11 reader under httpx is out of reach"
+                    blocks = [block async for block in response.aiter_raw()]
+                assert b"".join(blocks) == b"".join(FRAMES)
+                assert len(blocks) < len(FRAMES) // 2
+
+    asyncio.run(go())
+    assert (server.connections, server.requests) == (1, 2)
+
+
+@pytest.mark.timeout(30)
+def test_a_body_cut_short_is_still_h11s_error() -> None:
+    cut = Server(chunked(FRAMES, end=False)[:-7], close_after=True)
+    try:
+        with httpx.Client(base_url=cut.url, timeout=10) as client:
+            with client.stream("GET", "/stream") as response:
+                assert gather_chunked_reads(response)
+                received = b""
+                with pytest.raises(httpx.RemoteProtocolError, match="incomplete chunked read"):
+                    for block in response.iter_raw():
+                        received += block
+        assert b"".join(FRAMES).startswith(received) and received
+    finally:
+        cut.close()
+
+
+def test_a_malformed_chunk_is_still_h11s_error() -> None:
+    bad = Server(chunked(FRAMES[:3]).replace(b"\r\n0\r\n", b"\r\nzz\r\n"), close_after=True)
+    try:
+        with httpx.Client(base_url=bad.url, timeout=10) as client:
+            with client.stream("GET", "/stream") as response:
+                assert gather_chunked_reads(response)
+                with pytest.raises(httpx.RemoteProtocolError, match="chunk header"):
+                    for _ in response.iter_raw():
+                        pass
+    finally:
+        bad.close()
+
+
+def test_a_reader_is_gathered_once_and_a_mock_transport_is_left_alone(server: Server) -> None:
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        with client.stream("GET", "/stream") as response:
+            assert gather_chunked_reads(response)
+            assert not gather_chunked_reads(response)
+            assert b"".join(response.iter_raw()) == b"".join(FRAMES)
+    mock = httpx.Client(transport=httpx.MockTransport(lambda request: httpx.Response(200, content=b"data: x\n\n")))
+    with mock, mock.stream("GET", "http://test/stream") as response:
+        assert not gather_chunked_reads(response)
+        assert response.read() == b"data: x\n\n"
