@@ -52,6 +52,8 @@ from langgraph.stream._mux import StreamMux
 from langgraph.stream._types import ProtocolEvent
 from langgraph_sdk._shared.utilities import _orjson_default as sdk_orjson_default
 
+from remote_graph._core.dechunk import ChunkFramingError, Dechunker
+
 if TYPE_CHECKING:
     from langchain_core.language_models.chat_model_stream import AsyncChatModelStream, ChatModelStream
     from langgraph.stream import StreamChannel
@@ -353,41 +355,40 @@ def send_event(handler: AstreamEventsHandler, event: dict[str, Any], run_type: s
 
 
 class _GatheringReader:
-    """h11's body reader for one response, returning each read's chunks as one ``Data``.
+    """h11's body reader for one chunked response, returning each read's chunks as one ``Data``.
 
     h11 hands over a chunked body one chunk per event, and the server writes
-    one chunk per frame, so every frame would pass alone through h11's event
-    machinery, httpcore's and httpx's generators and the driver's read loop.
-    This wraps the reader h11 made (its parsing, checks and trailer handling
-    stay h11's own) and joins every ``Data`` it yields from what is buffered;
-    an end of message met on the way is returned by the next call.
+    one chunk per frame, so every frame would pass alone through h11's chunk
+    parser and event machinery, httpcore's and httpx's generators and the
+    driver's read loop. This takes everything h11 has buffered, joins the
+    data of its chunks (``Dechunker``), and once it meets the last chunk puts
+    that and the trailer back for the reader h11 made, which was never
+    called: h11 ends the message, and the connection is reused, as always.
     """
 
-    __slots__ = ("_inner", "_held")
+    __slots__ = ("_inner", "_body", "_ended")
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
-        self._held: Any = None
+        self._body = Dechunker()
+        self._ended = False
 
     def __call__(self, buffer: Any) -> Any:
-        held = self._held
-        if held is not None:
-            self._held = None
-            return held
-        inner = self._inner
-        event = inner(buffer)
-        if type(event) is not h11.Data:
-            return event
-        blocks = [event.data]
-        while True:
-            more = inner(buffer)
-            if more is None:
-                break
-            if type(more) is not h11.Data:
-                self._held = more
-                break
-            blocks.append(more.data)
-        return event if len(blocks) == 1 else h11.Data(data=b"".join(blocks))
+        if self._ended:
+            return self._inner(buffer)
+        if not buffer:
+            return None
+        body = self._body
+        try:
+            data = body.feed(bytes(buffer.maybe_extract_at_most(len(buffer))))
+        except ChunkFramingError as exc:
+            raise h11.RemoteProtocolError(f"malformed chunked body: {exc}") from None
+        if body.done:
+            self._ended = True
+            buffer += body.rest()
+            if not data:
+                return self._inner(buffer)
+        return h11.Data(data=data) if data else None
 
     def read_eof(self) -> Any:
         return self._inner.read_eof()
@@ -398,14 +399,17 @@ def gather_chunked_reads(response: httpx.Response) -> bool:
 
     Reaches the h11 connection under the response through httpx's and
     httpcore's stream wrappers (``response.stream._stream._httpcore_stream._stream
-    ._connection._h11_state``) and wraps its body reader (``h11.Connection._reader``)
-    in ``_GatheringReader``. There is no public way: h11 returns one event per
-    chunk, and no httpx or httpcore option merges them. The connection is
-    left as h11 would leave it, so it is reused once the body has ended.
+    ._connection._h11_state``) and wraps its body reader (``h11.Connection._reader``,
+    a fresh ``ChunkedReader``) in ``_GatheringReader``, which reads h11's
+    ``ReceiveBuffer`` as h11's readers do. There is no public way: h11 returns
+    one event per chunk, and no httpx or httpcore option merges them. The
+    connection is left as h11 would leave it, so it is reused once the body
+    has ended.
 
     Returns:
         Whether the reader was wrapped. Anything else (HTTP/2, a mock, ASGI
-        or WSGI transport, a body being read already) is left as it is.
+        or WSGI transport, a body that is not chunked or is being read
+        already) is left as it is.
     """
     stream: Any = response.stream
     for name in ("_stream", "_httpcore_stream", "_stream", "_connection"):
@@ -416,7 +420,17 @@ def gather_chunked_reads(response: httpx.Response) -> bool:
     if not isinstance(state, h11.Connection) or state.their_state is not h11.SEND_BODY:
         return False
     reader = getattr(state, "_reader", None)
-    if reader is None or type(reader) is _GatheringReader or not hasattr(reader, "read_eof"):
+    if type(reader).__name__ != "ChunkedReader" or not _untouched(reader):
         return False
     state._reader = _GatheringReader(reader)
     return True
+
+
+def _untouched(reader: Any) -> bool:
+    """Whether h11's ``ChunkedReader`` has read nothing yet (``_bytes_in_chunk``,
+    ``_bytes_to_discard``, ``_reading_trailer``): the body is taken from its start."""
+    return (
+        getattr(reader, "_bytes_in_chunk", None) == 0
+        and getattr(reader, "_bytes_to_discard", None) == b""
+        and getattr(reader, "_reading_trailer", None) is False
+    )

@@ -111,13 +111,15 @@ def test_private_module_lists_everything_private_it_imports_and_what_it_defines(
     imported = {
         alias.asname or alias.name
         for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and _is_private_import(node.module, [a.name for a in node.names])
+        if isinstance(node, ast.ImportFrom)
+        and (node.module or "").split(".")[0] in UPSTREAM
+        and _is_private_import(node.module, [a.name for a in node.names])
         for alias in node.names
     }
     defined = {
         node.name
         for node in tree.body
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_")
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not node.name.startswith("_")
     }
     assert imported | defined == set(_private.__all__)
 

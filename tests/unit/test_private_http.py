@@ -2,9 +2,10 @@
 
 A loopback server answers with a chunked body written in one go, so one
 socket read holds many chunks. With the reader gathered, a read hands them
-over as one block; the body is byte for byte what was sent, its end and its
-errors are h11's, and the connection serves the next request. A change in
-the HTTP stack that breaks the path to the reader fails here, not as a slow
+over as one block; the body is byte for byte what was sent, its end (last
+chunk and trailer) is h11's, a body cut short or malformed is an httpx
+protocol error, and the connection serves the next request. A change in the
+HTTP stack that breaks the path to the reader fails here, not as a slow
 client.
 """
 
@@ -125,13 +126,13 @@ def test_a_body_cut_short_is_still_h11s_error() -> None:
         cut.close()
 
 
-def test_a_malformed_chunk_is_still_h11s_error() -> None:
+def test_a_malformed_chunk_is_an_httpx_protocol_error() -> None:
     bad = Server(chunked(FRAMES[:3]).replace(b"\r\n0\r\n", b"\r\nzz\r\n"), close_after=True)
     try:
         with httpx.Client(base_url=bad.url, timeout=10) as client:
             with client.stream("GET", "/stream") as response:
                 assert gather_chunked_reads(response)
-                with pytest.raises(httpx.RemoteProtocolError, match="chunk header"):
+                with pytest.raises(httpx.RemoteProtocolError, match="malformed chunked body"):
                     for _ in response.iter_raw():
                         pass
     finally:
@@ -148,3 +149,18 @@ def test_a_reader_is_gathered_once_and_a_mock_transport_is_left_alone(server: Se
     with mock, mock.stream("GET", "http://test/stream") as response:
         assert not gather_chunked_reads(response)
         assert response.read() == b"data: x\n\n"
+
+
+def test_a_trailer_and_chunk_extensions_end_the_body_as_h11_does() -> None:
+    body = chunked(FRAMES[:3]).replace(b"0\r\n\r\n", b"0\r\nx-trailer: yes\r\n\r\n")
+    body = body.replace(b"\r\n", b";ext=1\r\n", 1)  # an extension on the first size line
+    server = Server(body)
+    try:
+        with httpx.Client(base_url=server.url, timeout=10) as client:
+            for _ in range(2):
+                with client.stream("GET", "/stream") as response:
+                    assert gather_chunked_reads(response)
+                    assert b"".join(response.iter_raw()) == b"".join(FRAMES[:3])
+        assert (server.connections, server.requests) == (1, 2)
+    finally:
+        server.close()
