@@ -14,6 +14,7 @@ import anyio
 import httpx
 
 from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response, Timeouts
+from remote_graph._core.ahead import Lookahead
 from remote_graph._core.convert import Part
 from remote_graph._core.run import RunDriver
 from remote_graph._private import gather_chunked_reads
@@ -76,6 +77,18 @@ class AsyncRunSource(AsyncIterator[Part]):
         self._response: httpx.Response | None = None
         self._chunks: AsyncIterator[bytes] | None = None
         self._closed = False
+        self._ahead = Lookahead()
+
+    def take_ready(self) -> Part | None:
+        """The run's next part if it needs no I/O (the rest of a read), else ``None``.
+
+        The run stream's pump pushes such a part without starting a task for
+        it (``_private.ReadyPartPump``); ``None`` leaves the pull to
+        ``__anext__``, which starts from what the look found instead.
+        """
+        if self._closed:
+            return None
+        return self._ahead.ready(self._driver)
 
     async def __anext__(self) -> Part:
         if self._closed:
@@ -104,11 +117,12 @@ class AsyncRunSource(AsyncIterator[Part]):
         # Shielded: aclose often runs while the surrounding task is being cancelled.
         with anyio.CancelScope(shield=True):
             await self._close_stream()
+            self._ahead.clear()
             self._driver.abandon()
             await self._drive()
 
     async def _drive(self) -> Part | None:
-        step = self._driver.step(None)
+        step = self._ahead.next_step(self._driver)
         while step is not None and not isinstance(step, dict):
             step = self._driver.step(await self._perform(step))
         return step

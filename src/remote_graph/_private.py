@@ -48,8 +48,10 @@ from langgraph.pregel.main import _output as shape_output
 from langgraph.pregel.main import _reject_v3_invariant_kwargs as reject_v3_invariant_kwargs
 from langgraph.pregel.remote import _merge_tracing_headers as merge_tracing_headers
 from langgraph.stream import StreamTransformer
+from langgraph.stream._convert import convert_to_protocol_event
 from langgraph.stream._mux import StreamMux
 from langgraph.stream._types import ProtocolEvent
+from langgraph.stream.run_stream import AsyncGraphRunStream
 from langgraph_sdk._shared.utilities import _orjson_default as sdk_orjson_default
 
 from remote_graph._core.dechunk import ChunkFramingError, Dechunker
@@ -57,7 +59,7 @@ from remote_graph._core.dechunk import ChunkFramingError, Dechunker
 if TYPE_CHECKING:
     from langchain_core.language_models.chat_model_stream import AsyncChatModelStream, ChatModelStream
     from langgraph.stream import StreamChannel
-    from langgraph.stream.run_stream import AsyncGraphRunStream, GraphRunStream
+    from langgraph.stream.run_stream import GraphRunStream
     from langgraph.stream.transformers import MessagesTransformer
 
 __all__ = [
@@ -71,6 +73,7 @@ __all__ = [
     "CONFIG_KEY_TASK_ID",
     "NS_SEP",
     "PregelScratchpad",
+    "ReadyPartPump",
     "ProtocolEvent",
     "RootEventFilter",
     "StreamMessagesHandler",
@@ -81,6 +84,7 @@ __all__ = [
     "apump_of",
     "attach_projection",
     "claim_channel",
+    "convert_to_protocol_event",
     "ensure_config",
     "events_handler",
     "gather_chunked_reads",
@@ -167,6 +171,48 @@ def pump_of(run: GraphRunStream) -> Callable[[], bool]:
 def apump_of(run: AsyncGraphRunStream) -> Callable[[], Awaitable[bool]]:
     """Async ``pump_of``: ``AsyncGraphRunStream._apump_next``, which ``wait()`` and ``interleave`` drive."""
     return run._apump_next
+
+
+class ReadyPartPump(AsyncGraphRunStream):
+    """An async run stream whose pump pushes a part its source has ready without a task.
+
+    Overrides ``AsyncGraphRunStream._apump_next``, the async pump the mux and
+    every cursor call. Upstream's step starts a task to pull each part (so that
+    ``abort()`` can cancel a pull mid-flight: a local pull runs nodes) and waits
+    for it, two turns of the event loop per event. A remote run's source often
+    has the next part without I/O: the rest of what one read brought. Then
+    this step pulls it inline (there is nothing to cancel) and pushes it as
+    upstream's step does (``convert_to_protocol_event``, ``_observe_event``,
+    ``_mux.apush``, ``_mux.afail`` on an error), single-flight like it
+    (``_pumping``, ``_exhausted``, ``_pump_cond``): still one part per step,
+    pulled only when a consumer asks. Any other step is upstream's own.
+
+    The source is ``_graph_aiter``, offering ``take_ready() -> part | None``.
+    """
+
+    async def _apump_next(self) -> bool:
+        source: Any = self._graph_aiter
+        if self._pumping or self._exhausted or source is None:
+            return await super()._apump_next()
+        # No await from the check to the claim: no other task pumps meanwhile.
+        part = source.take_ready()
+        if part is None:
+            return await super()._apump_next()
+        self._pumping = True
+        try:
+            try:
+                event = convert_to_protocol_event(part)
+                self._observe_event(event)
+                await self._mux.apush(event)
+                return True
+            except Exception as e:
+                self._exhausted = True
+                await self._mux.afail(e)
+                return False
+        finally:
+            async with self._pump_cond:
+                self._pumping = False
+                self._pump_cond.notify_all()
 
 
 def latest_values(run: GraphRunStream | AsyncGraphRunStream) -> Any:

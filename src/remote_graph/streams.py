@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from langgraph.stream.run_stream import AsyncGraphRunStream, GraphRunStream
+from langgraph.stream.run_stream import GraphRunStream
 from langgraph.stream.stream_channel import StreamChannel
 from langgraph.types import Interrupt
 
@@ -25,6 +25,7 @@ from remote_graph._aio import AsyncRunSource
 from remote_graph._core.run import RunDriver
 from remote_graph._core.state import RunStatus
 from remote_graph._private import (
+    ReadyPartPump,
     StreamMux,
     apump_of,
     claim_channel,
@@ -172,7 +173,7 @@ class RemoteGraphRunStream(_RemoteRunMixin, GraphRunStream):
         return self._driver.status
 
 
-class AsyncRemoteGraphRunStream(_RemoteRunMixin, AsyncGraphRunStream):
+class AsyncRemoteGraphRunStream(_RemoteRunMixin, ReadyPartPump):
     """Async run stream of a remote run; behaves like local ``AsyncGraphRunStream``.
 
     Awaited from ``RemoteGraph.astream_events(..., version="v3")``. Adds an

@@ -391,6 +391,58 @@ def test_pump_of_is_the_pump_the_mux_is_bound_to() -> None:
     assert run.output == {"i": 1}
 
 
+class HalfReady:
+    """An async source of ``values`` parts whose every other part is ready without I/O."""
+
+    def __init__(self, n: int) -> None:
+        self.items = list(parts(*["values"] * n))
+        self.pulled = 0  # through __anext__
+        self.taken = 0  # through take_ready
+
+    def __aiter__(self) -> HalfReady:
+        return self
+
+    async def __anext__(self) -> dict[str, Any]:
+        if not self.items:
+            raise StopAsyncIteration
+        self.pulled += 1
+        return self.items.pop(0)
+
+    def take_ready(self) -> dict[str, Any] | None:
+        if self.items and (self.pulled + self.taken) % 2:
+            self.taken += 1
+            return self.items.pop(0)
+        return None
+
+
+async def test_ready_part_pump_pushes_ready_parts_in_order_and_falls_back_for_the_rest() -> None:
+    mux = _private.StreamMux(factories=[ValuesTransformer], is_async=True)
+    source = HalfReady(7)
+    run = _private.ReadyPartPump(source, mux)  # type: ignore[arg-type]
+    for name in ("_graph_aiter", "_pumping", "_exhausted", "_pump_cond", "_observe_event", "_mux.apush", "_mux.afail"):
+        has_internal(run, name, "ReadyPartPump")
+    assert mux._apump_fn == run._apump_next  # the override is what cursors call
+    assert [item["i"] async for item in run.values] == list(range(7))
+    assert (source.pulled, source.taken) == (4, 3)
+    assert await run.output() == {"i": 6}
+
+
+async def test_ready_part_pump_fails_the_run_when_a_ready_parts_push_raises() -> None:
+    class Boom(StreamTransformer):
+        def init(self) -> dict[str, Any]:
+            return {}
+
+        def process(self, event: Any) -> bool:
+            if event["params"]["data"] == {"i": 1}:
+                raise ValueError("boom")
+            return True
+
+    mux = _private.StreamMux(factories=[ValuesTransformer, Boom], is_async=True)
+    run = _private.ReadyPartPump(HalfReady(3), mux)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="boom"):
+        await run.output()
+
+
 async def test_apump_of_is_the_pump_the_async_mux_is_bound_to() -> None:
     mux = _private.StreamMux(factories=[ValuesTransformer], is_async=True)
     run = AsyncGraphRunStream(aparts("values", "updates"), mux)
