@@ -49,7 +49,9 @@ import h11  # noqa: E402
 import httpcore  # noqa: E402
 import httpx  # noqa: E402
 
+from remote_graph._core.dechunk import Dechunker  # noqa: E402
 from remote_graph._core.sse import SSEDecoder  # noqa: E402
+from remote_graph._private import gather_chunked_reads  # noqa: E402
 
 try:
     import aiohttp
@@ -148,71 +150,6 @@ def answer(sock: socket.socket, writes: list[bytes], gap: float) -> None:
             return
 
 
-# --- our chunked-framing parser ----------------------------------------------------
-
-
-class Dechunker:
-    """The payload of a chunked body, from blocks of any size: one ``bytes`` per block fed.
-
-    Every chunk the block completes (and the start of one it ends inside) is
-    joined into one result, so the decoder is called once per socket read, not
-    once per chunk. Trailers are not read: the stream ends at the last chunk.
-    """
-
-    __slots__ = ("_buffer", "_left", "chunks", "done")
-
-    def __init__(self) -> None:
-        self._buffer = b""
-        # Bytes left in the chunk being read, its closing CRLF included.
-        self._left = 0
-        self.chunks = 0
-        self.done = False
-
-    def feed(self, data: bytes) -> bytes:
-        buffer = self._buffer + data if self._buffer else data
-        end = len(buffer)
-        pos = 0
-        left = self._left
-        out: list[bytes] = []
-        while not self.done:
-            if left:
-                if end - pos < left:
-                    take = min(end - pos, left - 2)
-                    if take > 0:
-                        out.append(buffer[pos : pos + take])
-                        pos += take
-                        left -= take
-                    break
-                if left > 2:
-                    out.append(buffer[pos : pos + left - 2])
-                if buffer[pos + left - 2 : pos + left] != b"\r\n":
-                    raise ValueError("malformed chunk: no CRLF after the chunk's data")
-                pos += left
-                left = 0
-                self.chunks += 1
-            eol = buffer.find(b"\r\n", pos)
-            if eol < 0:
-                if end - pos > 1024:
-                    raise ValueError("malformed chunk: a size line longer than 1 KiB")
-                break
-            size_line = buffer[pos:eol].split(b";", 1)[0].strip()
-            if not size_line or size_line.strip(b"0123456789abcdefABCDEF"):
-                raise ValueError(f"malformed chunk size line: {buffer[pos:eol]!r}")
-            size = int(size_line, 16)
-            pos = eol + 2
-            if size == 0:
-                self.done = True
-                break
-            left = size + 2
-        self._left = left
-        self._buffer = buffer[pos:] if pos < end else b""
-        return out[0] if len(out) == 1 else b"".join(out)
-
-    def unread(self) -> bytes:
-        """What followed the last chunk's size line (the trailer, then anything after it)."""
-        return self._buffer
-
-
 def split_head(buffer: bytes) -> bytes | None:
     """The body bytes after a complete ``200`` chunked head, or None while the head is incomplete."""
     end = buffer.find(b"\r\n\r\n")
@@ -238,47 +175,6 @@ def h11_state(response: httpx.Response) -> h11.Connection:
 def h11_leftover(response: httpx.Response) -> bytes:
     """Body bytes httpcore's h11 already read past the head."""
     return h11_state(response).trailing_data[0]
-
-
-class CoalescingChunkedReader:
-    """A stand-in for h11's ChunkedReader: one ``Data`` event per read, however many chunks it holds.
-
-    h11's own reader returns at most one chunk per event. This one takes the
-    whole receive buffer, runs it through ``Dechunker``, and hands the rest
-    after the last chunk back to h11's buffer, so h11 still reads the trailer,
-    reaches DONE, and httpcore keeps the connection for the next request.
-    """
-
-    def __init__(self) -> None:
-        self._body = Dechunker()
-        self._trailer = False
-
-    def __call__(self, buffer: Any) -> h11.Data | h11.EndOfMessage | None:
-        if self._trailer:
-            lines = buffer.maybe_extract_lines()
-            if lines is None:
-                return None
-            return h11.EndOfMessage(headers=[bytes(line).split(b":", 1) for line in lines])
-        if not buffer:
-            return None
-        payload = self._body.feed(bytes(buffer.maybe_extract_at_most(len(buffer))))
-        if self._body.done:
-            self._trailer = True
-            buffer += self._body.unread()
-            if not payload:
-                return self(buffer)
-        return h11.Data(data=payload) if payload else None
-
-    def read_eof(self) -> h11.Data:
-        raise h11.RemoteProtocolError("peer closed connection without sending complete message body")
-
-
-def coalesce(response: httpx.Response) -> None:
-    """Swap the response's h11 body reader for ``CoalescingChunkedReader``, if it is a fresh chunked one."""
-    state: Any = h11_state(response)
-    reader = state._reader
-    if type(reader).__name__ == "ChunkedReader" and not reader._bytes_in_chunk and not reader._bytes_to_discard:
-        state._reader = CoalescingChunkedReader()
 
 
 if httptools is not None:
@@ -458,7 +354,7 @@ class Bench:
         feed, frames, blocks = SSEDecoder().feed, 0, 0
         start = cpu()
         with self.sync_client.stream("GET", self.url) as response:
-            coalesce(response)
+            assert gather_chunked_reads(response), "the h11 reader under httpx is out of reach"
             for block in response.iter_raw():
                 blocks += 1
                 frames += len(feed(block))
@@ -468,7 +364,7 @@ class Bench:
         feed, frames, blocks = SSEDecoder().feed, 0, 0
         start = cpu()
         async with self.async_client.stream("GET", self.url) as response:
-            coalesce(response)
+            assert gather_chunked_reads(response), "the h11 reader under httpx is out of reach"
             async for block in response.aiter_raw():
                 blocks += 1
                 frames += len(feed(block))

@@ -33,6 +33,7 @@ def test_every_split_gives_the_data_and_hands_back_the_end(upper: bool, ext: boo
         out, body = run([wire[:cut], wire[cut:]])
         assert out == b"".join(DATA), cut
         assert body.done and body.rest() == wire[end:]
+        assert body.chunks == len(DATA)
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -46,6 +47,7 @@ def test_random_blocks_give_the_data(seed: int) -> None:
         pos += step
     out, body = run(blocks)
     assert out == b"".join(DATA * 5) and body.done
+    assert body.chunks == len(DATA) * 5
 
 
 def test_a_block_with_no_complete_data_gives_nothing_yet() -> None:

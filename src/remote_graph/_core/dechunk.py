@@ -29,15 +29,18 @@ class Dechunker:
     Attributes:
         done: The last chunk's size line has been reached; ``rest()`` holds it
             and what followed.
+        chunks: Data chunks read to their end so far (the server writes one
+            per frame, so a reader that does not decode can count frames).
     """
 
-    __slots__ = ("_pending", "_left", "_last", "done")
+    __slots__ = ("_pending", "_left", "_last", "done", "chunks")
 
     def __init__(self) -> None:
         self._pending = b""  # bytes of a size line not complete yet
         self._left = 0  # bytes left in the current chunk, its closing CRLF included
         self._last = b""  # the last chunk's size line and what followed, once done
         self.done = False
+        self.chunks = 0
 
     def feed(self, block: bytes) -> bytes:
         """The chunk data ``block`` completes or continues; ``b""`` when it holds none.
@@ -55,22 +58,40 @@ class Dechunker:
         pos = 0
         left = self._left
         out: list[bytes] = []
+        chunks = self.chunks
         while pos < end:
             if left:
-                if left > 2:
+                # Inside a chunk: ``left`` counts its data still to come and its CRLF.
+                if end - pos < left:
+                    # The chunk goes on past this block: take its data, and the
+                    # part of its closing CRLF the block holds.
                     take = min(end - pos, left - 2)
-                    out.append(buffer[pos : pos + take])
-                    pos += take
-                    left -= take
-                    continue
-                # Only the CRLF after the data is left (or its LF).
-                tail = _CRLF[2 - left :]
-                got = buffer[pos : pos + left]
-                if got != tail[: len(got)]:
+                    if take > 0:
+                        out.append(buffer[pos : pos + take])
+                        pos += take
+                        left -= take
+                    if pos < end:
+                        got = buffer[pos:end]
+                        if got != _CRLF[2 - left :][: len(got)]:
+                            raise ChunkFramingError(f"a chunk's data is not followed by CRLF: {got!r}")
+                        left -= len(got)
+                        pos = end
+                    break
+                # The rest of the chunk is here: its data, then its CRLF (or its LF alone).
+                if left >= 2:
+                    data_end = pos + left - 2
+                    if left > 2:
+                        out.append(buffer[pos:data_end])
+                    got = buffer[data_end : data_end + 2]
+                    ok = got == _CRLF
+                else:
+                    got = buffer[pos : pos + 1]
+                    ok = got == b"\n"
+                if not ok:
                     raise ChunkFramingError(f"a chunk's data is not followed by CRLF: {got!r}")
-                pos += len(got)
-                left -= len(got)
-                continue
+                pos += left
+                left = 0
+                chunks += 1
             eol = buffer.find(_CRLF, pos)
             if eol < 0:
                 if end - pos > _MAX_SIZE_LINE:
@@ -88,6 +109,7 @@ class Dechunker:
             pos = eol + 2
             left = size + 2
         self._left = left
+        self.chunks = chunks
         if not out:
             return b""
         return out[0] if len(out) == 1 else b"".join(out)
