@@ -286,6 +286,12 @@ class RawStream:
         self._event = ""
         self._data: list[str] = []
 
+    def item(self) -> None:
+        """A counted item reached the consumer: stamp it."""
+        self.stamps.append(time.perf_counter())
+        if not self.wall_first:
+            self.wall_first = time.time()
+
     def line(self, line: str) -> None:
         if not line:
             if self._data:
@@ -306,9 +312,7 @@ class RawStream:
             return
         envelope = orjson.loads(data)
         if envelope.get("method") == "custom":
-            self.stamps.append(time.perf_counter())
-            if not self.wall_first:
-                self.wall_first = time.time()
+            self.item()
 
 
 def _started() -> tuple[float, float, float]:
@@ -357,9 +361,7 @@ class RawThreadStream(RawStream):
         envelope = orjson.loads(data)
         method = envelope.get("method")
         if method == "custom":
-            self.stamps.append(time.perf_counter())
-            if not self.wall_first:
-                self.wall_first = time.time()
+            self.item()
         elif method == "lifecycle":
             params = envelope.get("params") or {}
             if params.get("namespace") == [] and (params.get("data") or {}).get("event") in _LIFECYCLE_ENDS:
@@ -708,9 +710,7 @@ class RawClassicStream(RawStream):
         if event == "metadata":
             self.run_id = payload["run_id"]
         elif event == self._counted and (self._kind is None or payload.get("event") == self._kind):
-            self.stamps.append(time.perf_counter())
-            if not self.wall_first:
-                self.wall_first = time.time()
+            self.item()
 
 
 def raw_classic_sync(client: httpx.Client, work: Workload) -> Sample:
