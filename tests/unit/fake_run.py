@@ -105,6 +105,29 @@ class Wire:
         return self
 
 
+def custom_run(n: int, per_ms: int = 3, *, fail: bool = False) -> list[Frame]:
+    """A run of ``n`` custom events ``{"i": i}``, ``per_ms`` to a millisecond (ids
+    repeat within one), ending with its final ``values``; with ``fail``, with
+    the ``error`` frame of a node that raised ``Boom`` instead (``FAILED_STATE``)."""
+    w = Wire().metadata()
+    for i in range(n):
+        if i and i % per_ms == 0:
+            w.tick()
+        w.event("custom", {"i": i})
+    if fail:
+        w.tick().raw("error", {"error": "Boom", "message": "An internal error occurred"})
+    else:
+        w.tick().event("values", {"done": True}, interrupts=[])
+    return w.frames
+
+
+# The thread's state after a node raised ``Boom("kaboom from node")``.
+FAILED_STATE = {
+    "values": {"x": 1},
+    "tasks": [{"id": "t", "name": "node", "error": "Boom('kaboom from node')", "interrupts": []}],
+}
+
+
 def wire_bytes(frames: Sequence[Frame]) -> bytes:
     return b"".join(f.raw for f in frames)
 

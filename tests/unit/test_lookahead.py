@@ -16,33 +16,20 @@ from remote_graph._core.ahead import Lookahead
 from remote_graph._core.run import RunDriver
 from remote_graph._core.state import RunStatus
 from remote_graph.errors import RemoteRunError
-from tests.unit.fake_run import RUN, THREAD, TID, Clock, Conn, FakeServer, Frame, Outcome, Wire, drive, plan
-
-FAILED_STATE = {
-    "values": {"x": 1},
-    "next": [],
-    "tasks": [{"id": "t1", "name": "node", "error": "Boom('kaboom')", "interrupts": []}],
-    "checkpoint": {"checkpoint_id": "c1"},
-    "metadata": {},
-}
-
-
-def ticks(n: int) -> list[Frame]:
-    w = Wire().metadata()
-    for i in range(n):
-        if i % 4 == 0:
-            w.tick()
-        w.event("custom", {"i": i})
-    w.tick().event("values", {"done": True}, interrupts=[])
-    return w.frames
-
-
-def failing(n: int) -> list[Frame]:
-    frames = ticks(n)[:-1]
-    w = Wire()
-    w.ms = 1796018899999
-    w.raw("error", {"error": "Boom", "message": "An internal error occurred"})
-    return frames + w.frames
+from tests.unit.fake_run import (
+    FAILED_STATE,
+    RUN,
+    THREAD,
+    TID,
+    Clock,
+    Conn,
+    FakeServer,
+    Frame,
+    Outcome,
+    custom_run,
+    drive,
+    plan,
+)
 
 
 def driver_for(server: FakeServer) -> RunDriver:
@@ -79,7 +66,7 @@ def served(frames: list[Frame], chunk: int, **kwargs: Any) -> FakeServer:
 
 @pytest.mark.parametrize("chunk", [1, 7, 90, 400, 100_000])
 def test_a_run_with_lookahead_gives_the_parts_and_actions_of_one_without(chunk: int) -> None:
-    frames = ticks(40)
+    frames = custom_run(40, 4)
     plain = served(frames, chunk)
     expected = drive(driver_for(plain), plain)
     server = served(frames, chunk)
@@ -97,7 +84,7 @@ def test_a_run_with_lookahead_gives_the_parts_and_actions_of_one_without(chunk: 
 
 def read_once_and_take_the_rest(n: int) -> tuple[RunDriver, Lookahead]:
     """A run whose body comes in one read: pull its first part, take every ready one after it."""
-    server = served(ticks(n), 100_000)
+    server = served(custom_run(n, 4), 100_000)
     driver = driver_for(server)
     ahead = Lookahead()
     step = ahead.next_step(driver)
@@ -119,9 +106,9 @@ def test_what_stopped_a_look_is_the_next_step_once() -> None:
 
 def test_a_failure_met_looking_ahead_is_raised_by_the_next_pull_after_the_parts() -> None:
     rest = {("GET", RUN): Response(200, {"status": "error"}), ("GET", f"{THREAD}/state"): Response(200, FAILED_STATE)}
-    plain = served(failing(6), 100_000, rest=rest)
+    plain = served(custom_run(6, 4, fail=True), 100_000, rest=rest)
     expected = drive(driver_for(plain), plain)
-    server = served(failing(6), 100_000, rest=rest)
+    server = served(custom_run(6, 4, fail=True), 100_000, rest=rest)
     driver = driver_for(server)
     out, _ = drive_looking_ahead(driver, server)
     assert isinstance(out.error, RemoteRunError) and type(out.error).__name__ == type(expected.error).__name__

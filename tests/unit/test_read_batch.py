@@ -17,20 +17,9 @@ import pytest
 from remote_graph._core.actions import Receive, Sleep, Timeouts
 from remote_graph._core.run import RunDriver
 from remote_graph._core.state import RunStatus
-from tests.unit.fake_run import TID, Clock, Conn, FakeServer, Frame, Outcome, Wire, drive, plan, wire_bytes
+from tests.unit.fake_run import TID, Clock, Conn, FakeServer, Outcome, custom_run, drive, plan, wire_bytes
 
 BATCH = 0.002
-
-
-def ticks(n: int, per_ms: int = 3) -> list[Frame]:
-    """A run of ``n`` custom events, ``per_ms`` to a millisecond (ids repeat within one)."""
-    w = Wire().metadata()
-    for i in range(n):
-        if i and i % per_ms == 0:
-            w.tick()
-        w.event("custom", {"i": i})
-    w.tick().event("values", {"done": True}, interrupts=[])
-    return w.frames
 
 
 def run_with(server: FakeServer, timeouts: Timeouts) -> tuple[RunDriver, Outcome]:
@@ -56,7 +45,7 @@ def custom_items(out: Outcome) -> list[Any]:
 
 
 def test_a_batched_stream_pauses_after_each_short_read_and_delivers_everything() -> None:
-    frames = ticks(30)
+    frames = custom_run(30)
     server = FakeServer(frames, [Conn(chunks=(300,))], batched=True)
     driver, out = run_with(server, Timeouts(read_batch=BATCH))
     assert out.error is None and driver.status is RunStatus.COMPLETED
@@ -70,7 +59,7 @@ def test_a_batched_stream_pauses_after_each_short_read_and_delivers_everything()
 
 
 def test_the_pause_comes_after_the_reads_parts_are_delivered() -> None:
-    frames = ticks(6)
+    frames = custom_run(6)
     server = FakeServer(frames, [Conn(chunks=(len(frames[0].raw) + len(frames[1].raw),))], batched=True)
     clock = Clock()
     server.clock = clock
@@ -97,7 +86,7 @@ def test_the_pause_comes_after_the_reads_parts_are_delivered() -> None:
 
 def test_a_long_read_is_not_followed_by_a_pause() -> None:
     # A read of 16 KiB or more says more is waiting: the reader is behind.
-    frames = ticks(400)
+    frames = custom_run(400)
     body = len(wire_bytes(frames))
     server = FakeServer(frames, [Conn(chunks=(body,))], batched=True)
     _, out = run_with(server, Timeouts(read_batch=BATCH))
@@ -111,7 +100,7 @@ def test_a_long_read_is_not_followed_by_a_pause() -> None:
 def test_a_confirming_connection_does_not_pause() -> None:
     # Once the record says the run is over, the stream only replays what is
     # stored and closes: a pause would only delay the run's end.
-    frames = ticks(30)
+    frames = custom_run(30)
     server = FakeServer(frames, [Conn(chunks=(300,))], then=Conn(chunks=(40,)), batched=True)
     _, out = run_with(server, Timeouts(read_batch=BATCH))
     assert len(custom_items(out)) == 30
@@ -126,7 +115,7 @@ def test_a_confirming_connection_does_not_pause() -> None:
 def test_no_pause_unless_the_stream_batches_and_a_batch_is_asked_for(batched: bool, read_batch: float) -> None:
     # A transport that hands over one chunk per read (a mock, HTTP/2) would
     # only be slowed by a pause: each of its reads is short.
-    frames = ticks(12)
+    frames = custom_run(12)
     server = FakeServer(frames, [Conn(chunks=(50,))], batched=batched)
     _, out = run_with(server, Timeouts(read_batch=read_batch))
     assert len(custom_items(out)) == 12
@@ -136,7 +125,7 @@ def test_no_pause_unless_the_stream_batches_and_a_batch_is_asked_for(batched: bo
 @pytest.mark.parametrize("seed", range(12))
 def test_pauses_and_cuts_together_lose_and_repeat_nothing(seed: int) -> None:
     rng = random.Random(seed)
-    frames = ticks(40, per_ms=rng.randint(1, 5))
+    frames = custom_run(40, per_ms=rng.randint(1, 5))
     body = len(wire_bytes(frames))
     connections = [
         Conn(cut=rng.randint(1, body - 1), live=rng.choice([None, rng.randint(0, 6)]), chunks=(rng.randint(20, 400),))

@@ -34,6 +34,7 @@ from remote_graph.errors import (
 from tests.unit.fake_run import (
     CANCEL,
     EVERYTHING,
+    FAILED_STATE,
     RID,
     RUN,
     START,
@@ -195,12 +196,6 @@ def test_a_run_paused_in_a_subgraph_closes_the_subgraph_at_the_end() -> None:
     assert closing["type"] == "tasks" and closing["ns"] == ()
     assert closing["data"]["id"] == "61b2" and closing["data"]["interrupts"] == [Interrupt(value="inner?", id="c6b3")]
     assert out.parts == reference_parts(paused_in_subgraph_run(), interrupted=True)
-
-
-FAILED_STATE = {
-    "values": {"x": 1},
-    "tasks": [{"id": "t", "name": "node", "error": "Boom('kaboom from node')", "interrupts": []}],
-}
 
 
 def test_a_failed_run_raises_the_exception_the_node_raised() -> None:
