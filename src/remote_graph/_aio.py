@@ -17,7 +17,7 @@ from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Re
 from remote_graph._core.ahead import Lookahead
 from remote_graph._core.convert import Part
 from remote_graph._core.run import RunDriver
-from remote_graph._private import gather_chunked_reads
+from remote_graph._private import gather_chunked_reads, read_held_bytes_first
 from remote_graph._shell_common import (
     broken,
     is_event_stream,
@@ -148,6 +148,7 @@ class AsyncRunSource(AsyncIterator[Part]):
             return broken(exc)
         self._response = response
         if is_event_stream(response):
+            read_held_bytes_first(response)
             self._chunks = response.aiter_raw()
             return stream_response(response, b"", batched=gather_chunked_reads(response))
         # Not the stream asked for: what it says instead (a body some

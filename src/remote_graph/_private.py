@@ -10,8 +10,10 @@ private attributes of those packages' objects: each attribute through a small
 function whose docstring names the internal, the release it was read from,
 and the public API it stands in for.
 
-The HTTP stack (httpx, httpcore, h11) is touched once, to read an event
-stream's body in blocks rather than chunk by chunk (``gather_chunked_reads``).
+The HTTP stack (httpx, httpcore, h11, and anyio's asyncio sockets) is touched
+to read an event stream's body in blocks rather than chunk by chunk
+(``gather_chunked_reads``), and, on the async lane, to take what the socket
+already holds without a turn of the event loop (``read_held_bytes_first``).
 
 ``tests/unit/test_private.py`` imports every name and calls every function on
 real langgraph objects, so a move fails there, naming the internal, instead of
@@ -21,6 +23,7 @@ attribute that is not remote_graph's own.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -88,6 +91,7 @@ __all__ = [
     "ensure_config",
     "events_handler",
     "gather_chunked_reads",
+    "read_held_bytes_first",
     "latest_values",
     "mark_drained",
     "merge_tracing_headers",
@@ -440,6 +444,16 @@ class _GatheringReader:
         return self._inner.read_eof()
 
 
+def _connection_of(response: httpx.Response) -> Any:
+    """The httpcore HTTP/1.1 connection under ``response``, or ``None`` (HTTP/2, a mock, ASGI or WSGI)."""
+    stream: Any = response.stream
+    for name in ("_stream", "_httpcore_stream", "_stream", "_connection"):
+        stream = getattr(stream, name, None)
+    if not isinstance(stream, (httpcore.HTTP11Connection, httpcore.AsyncHTTP11Connection)):
+        return None
+    return stream
+
+
 def gather_chunked_reads(response: httpx.Response) -> bool:
     """Have each read of ``response``'s body hand over all the chunks it brought, as one block.
 
@@ -457,11 +471,7 @@ def gather_chunked_reads(response: httpx.Response) -> bool:
         or WSGI transport, a body that is not chunked or is being read
         already) is left as it is.
     """
-    stream: Any = response.stream
-    for name in ("_stream", "_httpcore_stream", "_stream", "_connection"):
-        stream = getattr(stream, name, None)
-    if not isinstance(stream, (httpcore.HTTP11Connection, httpcore.AsyncHTTP11Connection)):
-        return False
+    stream = _connection_of(response)
     state = getattr(stream, "_h11_state", None)
     if not isinstance(state, h11.Connection) or state.their_state is not h11.SEND_BODY:
         return False
@@ -480,3 +490,96 @@ def _untouched(reader: Any) -> bool:
         and getattr(reader, "_bytes_to_discard", None) == b""
         and getattr(reader, "_reading_trailer", None) is False
     )
+
+
+class _HeldBytesFirst(httpcore.AsyncNetworkStream):
+    """httpcore's anyio network stream, reading first what the kernel already holds.
+
+    Each read of anyio's asyncio socket stream takes at least one turn of the
+    event loop (a checkpoint, or resuming the transport and waiting for its
+    callback) and an anyio cancel scope for the timeout. The event stream is
+    read after a pause (``Timeouts.read_batch``) in which the frames gather
+    in the socket, while anyio keeps the transport paused, so the bytes are
+    there already: one non-blocking ``recv`` takes them, with no wait and so
+    nothing to time out or cancel. Only when the socket is empty or at its
+    end, or the transport holds data or is closing, does the read go to
+    anyio's. Bytes come in order: anyio's queue is empty whenever its
+    ``read_event`` is clear, and the transport reads only while anyio waits.
+    """
+
+    __slots__ = ("_inner", "_protocol", "_transport", "_sock")
+
+    def __init__(self, inner: httpcore.AsyncNetworkStream, protocol: Any, transport: Any, sock: Any) -> None:
+        self._inner = inner
+        self._protocol = protocol
+        self._transport = transport
+        self._sock = sock
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        if not self._protocol.read_event.is_set() and not self._transport.is_closing():
+            try:
+                data: bytes = self._sock.recv(max_bytes)
+            except (BlockingIOError, InterruptedError):
+                pass
+            except OSError as exc:
+                raise httpcore.ReadError(exc) from exc
+            else:
+                if data:
+                    return data
+                # The peer's end: anyio's read meets it too, and answers as always.
+        return await self._inner.read(max_bytes, timeout)
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        await self._inner.write(buffer, timeout)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        return await self._inner.start_tls(ssl_context, server_hostname, timeout)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+def read_held_bytes_first(response: httpx.Response) -> bool:
+    """Have the async reads of ``response``'s connection take what its socket holds without waiting.
+
+    Reaches the network stream of the httpcore connection under the response
+    (``AsyncHTTP11Connection._network_stream``, httpcore's ``AnyIOStream``),
+    its anyio socket stream (``._stream``, anyio 4's asyncio ``SocketStream``)
+    and that stream's transport and protocol (``._transport``, ``._protocol``
+    with ``read_event``), and the selector transport's socket
+    (``_SelectorSocketTransport._sock``), and wraps the network stream in
+    ``_HeldBytesFirst`` for the connection's life. There is no public way:
+    httpcore and anyio offer no read that returns buffered bytes without a
+    checkpoint.
+
+    Returns:
+        Whether the connection's reads take held bytes first (wrapped now
+        or for an earlier response). Anything else (a sync connection,
+        TLS, HTTP/2, another event loop's transport such as uvloop's or the
+        proactor's, a mock, ASGI or WSGI) is left as it is.
+    """
+    connection = _connection_of(response)
+    if not isinstance(connection, httpcore.AsyncHTTP11Connection):
+        return False
+    inner = getattr(connection, "_network_stream", None)
+    if isinstance(inner, _HeldBytesFirst):  # a connection from the pool, wrapped for an earlier stream
+        return True
+    if not isinstance(inner, httpcore.AsyncNetworkStream) or type(inner).__name__ != "AnyIOStream":
+        return False
+    stream = getattr(inner, "_stream", None)
+    if type(stream).__name__ != "SocketStream":  # a TLSStream wraps one: its bytes are not plain
+        return False
+    transport: Any = getattr(stream, "_transport", None)
+    protocol: Any = getattr(stream, "_protocol", None)
+    if type(transport).__name__ != "_SelectorSocketTransport" or transport.get_extra_info("sslcontext") is not None:
+        return False
+    sock = getattr(transport, "_sock", None)
+    if sock is None or sock.gettimeout() != 0.0 or not hasattr(getattr(protocol, "read_event", None), "is_set"):
+        return False
+    connection._network_stream = _HeldBytesFirst(inner, protocol, transport, sock)
+    return True
