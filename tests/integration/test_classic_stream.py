@@ -116,6 +116,17 @@ def stream_messages_of_a_chat_model(lane: Lane) -> Any:
 
 
 @scenario
+def stream_messages_of_one_model_call_share_their_metadata(lane: Lane) -> Any:
+    # Locally every token of one model call carries the same metadata dict
+    # (the messages handler's); which pairs share one is compared.
+    pairs = lane.stream(lane.graph("react"), ask(), stream_mode="messages")
+    firsts: list[Any] = []
+    for _chunk, metadata in pairs:
+        firsts.append(next(i for i, (_, seen) in enumerate(pairs) if seen is metadata))
+    return firsts
+
+
+@scenario
 def stream_messages_of_a_prebuilt_agent(lane: Lane) -> Any:
     pairs = tools_in_order(lane.stream(lane.graph("react"), ask(), stream_mode="messages"))
     return {"pairs": pairs, "merged": merged_messages(pairs)}

@@ -146,6 +146,11 @@ class ChunkReader:
         self._schemas = schemas
         # Messages root updates handed out without an id (see ``name_idless``).
         self.idless: list[BaseMessage] = []
+        # The last ``messages`` chunk's metadata, as it came and as handed out.
+        # A local run hands every token of one model call the same metadata
+        # dict, and the server repeats it with each token: equal metadata is
+        # read once and shared, as locally.
+        self._metadata: tuple[Any, Any] = (None, None)
 
     @property
     def plain_keys(self) -> frozenset[str]:
@@ -220,7 +225,11 @@ class ChunkReader:
             return payload
         chunk, metadata = payload
         revived = message(chunk)
-        return (revived if revived is not None else chunk, self.view.metadata(metadata))
+        raw, read = self._metadata
+        if metadata != raw or read is None:
+            read = self.view.metadata(metadata)
+            self._metadata = (metadata, read)
+        return (revived if revived is not None else chunk, read)
 
     def task(self, ns: Namespace, payload: Any) -> Any:
         """A task's start (``input``, ``triggers``) or result (``result``, ``error``, ``interrupts``)."""
