@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import anyio
 import httpx
 
-from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response, Timeouts
+from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response, Sleep, Timeouts
 from remote_graph._core.ahead import Lookahead
 from remote_graph._core.convert import Part
 from remote_graph._core.run import RunDriver
@@ -89,6 +89,42 @@ class AsyncRunSource(AsyncIterator[Part]):
         if self._closed:
             return None
         return self._ahead.ready(self._driver)
+
+    async def take_after_pause(self) -> Part | None:
+        """The run's next part if all the I/O it needs is the read pause and reads, done in the caller's task.
+
+        Most pulls are only that: the pause after a read (``Timeouts.read_batch``)
+        and the next read. The run stream's pump awaits them without starting a
+        task (``_private.ReadyPartPump``). Neither can leave anything open if
+        ``abort()`` closes this source meanwhile: a reply that comes back
+        after that is dropped, not given to the driver, which the close has
+        switched to its cleanup.
+
+        Returns:
+            The part, or ``None``: the next step needs more (a stream to open,
+            a request, or the run's end; it is kept for ``__anext__``, which
+            the pump calls in a task), or this source was closed meanwhile.
+
+        Raises:
+            BaseException: As ``__anext__``: the run's failure, or the caller's
+                cancellation; either closes this source first.
+        """
+        if self._closed:
+            return None
+        try:
+            step = self._ahead.next_step(self._driver)
+            while isinstance(step, (Sleep, Receive)):
+                reply = await self._perform(step)
+                if self._closed:
+                    return None
+                step = self._driver.step(reply)
+        except BaseException:
+            await self.aclose()
+            raise
+        if isinstance(step, dict):
+            return step
+        self._ahead.hold(step)
+        return None
 
     async def __anext__(self) -> Part:
         if self._closed:

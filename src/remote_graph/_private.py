@@ -178,20 +178,26 @@ def apump_of(run: AsyncGraphRunStream) -> Callable[[], Awaitable[bool]]:
 
 
 class ReadyPartPump(AsyncGraphRunStream):
-    """An async run stream whose pump pushes a part its source has ready without a task.
+    """An async run stream whose pump pulls a remote part without a task when it can.
 
     Overrides ``AsyncGraphRunStream._apump_next``, the async pump the mux and
-    every cursor call. Upstream's step starts a task to pull each part (so that
-    ``abort()`` can cancel a pull mid-flight: a local pull runs nodes) and waits
-    for it, two turns of the event loop per event. A remote run's source often
-    has the next part without I/O: the rest of what one read brought. Then
-    this step pulls it inline (there is nothing to cancel) and pushes it as
-    upstream's step does (``convert_to_protocol_event``, ``_observe_event``,
-    ``_mux.apush``, ``_mux.afail`` on an error), single-flight like it
-    (``_pumping``, ``_exhausted``, ``_pump_cond``): still one part per step,
-    pulled only when a consumer asks. Any other step is upstream's own.
+    every cursor call. Upstream's step starts a task to pull each part, so
+    that ``abort()`` can cancel a pull mid-flight (a local pull runs nodes),
+    and waits for it: a task and two more turns of the event loop per pull.
+    A remote run's source mostly needs no such thing. The next part is often
+    ready without I/O (the rest of what one read brought: ``take_ready()``),
+    or needs only the read pause and a read (``take_after_pause()``), which
+    this step awaits itself. ``abort()`` then finds no task to cancel and
+    closes the source at once, which drops what that wait brings back. Either
+    way the part is pushed as upstream's step pushes it
+    (``convert_to_protocol_event``, ``_observe_event``, ``_mux.apush``,
+    ``_mux.afail`` on an error), single-flight like it (``_pumping``,
+    ``_exhausted``, ``_pump_cond``): still one part per step, pulled only
+    when a consumer asks. Any other step (a stream to open, a request, the
+    run's end) is upstream's own.
 
-    The source is ``_graph_aiter``, offering ``take_ready() -> part | None``.
+    The source is ``_graph_aiter``, offering ``take_ready() -> part | None``
+    and ``async take_after_pause() -> part | None``.
     """
 
     async def _apump_next(self) -> bool:
@@ -199,16 +205,17 @@ class ReadyPartPump(AsyncGraphRunStream):
         if self._pumping or self._exhausted or source is None:
             return await super()._apump_next()
         # No await from the check to the claim: no other task pumps meanwhile.
-        part = source.take_ready()
-        if part is None:
-            return await super()._apump_next()
         self._pumping = True
         try:
             try:
-                event = convert_to_protocol_event(part)
-                self._observe_event(event)
-                await self._mux.apush(event)
-                return True
+                part = source.take_ready()
+                if part is None:
+                    part = await source.take_after_pause()
+                if part is not None:
+                    event = convert_to_protocol_event(part)
+                    self._observe_event(event)
+                    await self._mux.apush(event)
+                    return True
             except Exception as e:
                 self._exhausted = True
                 await self._mux.afail(e)
@@ -217,6 +224,9 @@ class ReadyPartPump(AsyncGraphRunStream):
             async with self._pump_cond:
                 self._pumping = False
                 self._pump_cond.notify_all()
+        # The part needs a task, or abort() closed the source meanwhile (then
+        # the run stream is exhausted, and upstream's step says so).
+        return await super()._apump_next()
 
 
 def latest_values(run: GraphRunStream | AsyncGraphRunStream) -> Any:

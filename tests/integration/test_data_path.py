@@ -560,6 +560,41 @@ def test_abort_while_running_cancels(server_url: str, drive: Drive, server: Serv
     assert status not in ACTIVE
 
 
+@pytest.mark.serial  # a bound on the server's timing
+@pytest.mark.timeout(30)
+def test_abort_from_another_task_ends_a_pull_waiting_for_the_next_event(server_url: str, server: Server) -> None:
+    """An async consumer of ``slow`` waits for its next tick in its own task: the pump
+    awaits the pause and the read itself, with no task for ``abort()`` to cancel. An
+    ``abort()`` from another task closes the run's stream under that wait: the consumer's
+    loop ends within 1 s with no error, the run is "cancelled", and the server's run
+    stops within 2 s."""
+
+    async def go() -> tuple[Any, list[Any], float]:
+        run = await remote(server_url, "slow").astream_events({"x": 50, "log": []}, new_thread(), version="v3")
+        seen: list[Any] = []
+        first = asyncio.Event()
+
+        async def consume() -> None:
+            async for item in run.custom:
+                seen.append(item)
+                first.set()
+
+        consumer = asyncio.create_task(consume())
+        await asyncio.wait_for(first.wait(), 10)
+        await asyncio.sleep(0.02)  # the consumer is back in its wait
+        started = time.monotonic()
+        await run.abort()
+        await asyncio.wait_for(consumer, 5)
+        return run, seen, time.monotonic() - started
+
+    run, seen, took = asyncio.run(asyncio.wait_for(go(), 20))
+    assert seen[0] == {"tick": 0} and len(seen) < 50
+    assert took < 1.0, f"the waiting pull ended {took:.2f}s after abort()"
+    assert run.snapshot().status == "cancelled"
+    status, seconds = server.settle(run.thread_id, str(run.run_id), bound=2.0)
+    assert status not in ACTIVE, f"still {status} after {seconds:.2f}s"
+
+
 SMALL_TIMEOUTS = Timeouts(request=2.0, read=2.0, reconnect=3.0)
 
 

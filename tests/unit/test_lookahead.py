@@ -121,3 +121,19 @@ def test_clear_forgets_what_is_held() -> None:
     ahead.clear()
     driver.abandon()
     assert not isinstance(ahead.next_step(driver), Receive)  # the cleanup's own first step
+
+
+def test_a_step_handed_back_is_held_for_the_next_pull_and_offers_no_part() -> None:
+    driver, ahead = read_once_and_take_the_rest(4)
+    # What the async shell does when a pull it began in the caller's task meets
+    # an action it leaves to the pump's task: the action is handed back.
+    step = ahead.next_step(driver)
+    assert isinstance(step, Receive)
+    ahead.hold(step)
+    assert ahead.ready(driver) is None  # a held step is not looked past
+    assert ahead.next_step(driver) is step
+    ahead.hold(None)  # the run's end is held the same way
+    assert ahead.next_step(driver) is None
+    ahead.hold(step)
+    with pytest.raises(AssertionError, match="held already"):
+        ahead.hold(step)

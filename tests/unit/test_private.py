@@ -10,6 +10,7 @@ other module touches a private attribute that is not remote_graph's own.
 from __future__ import annotations
 
 import ast
+import asyncio
 import functools
 import importlib
 import inspect
@@ -391,40 +392,132 @@ def test_pump_of_is_the_pump_the_mux_is_bound_to() -> None:
     assert run.output == {"i": 1}
 
 
-class HalfReady:
-    """An async source of ``values`` parts whose every other part is ready without I/O."""
+class ThreeWays:
+    """An async source of ``values`` parts, each offered one way, as ``ways`` says.
 
-    def __init__(self, n: int) -> None:
-        self.items = list(parts(*["values"] * n))
-        self.pulled = 0  # through __anext__
-        self.taken = 0  # through take_ready
+    ``r``: ready without I/O (``take_ready``); ``p``: after the read pause
+    (``take_after_pause``, which waits for ``gate`` when one is set); ``t``:
+    only through ``__anext__``, which upstream's step calls in a task. Like
+    the remote source, a pause that ends after ``aclose()`` gives nothing.
+    """
 
-    def __aiter__(self) -> HalfReady:
+    def __init__(self, ways: str, *, error: Exception | None = None) -> None:
+        self.items = list(parts(*["values"] * len(ways)))
+        self.ways = list(ways)
+        self.error = error
+        self.gate: asyncio.Event | None = None
+        self.pausing = asyncio.Event()
+        self.counts = {"r": 0, "p": 0, "t": 0}
+        self.closed = 0
+
+    def _next(self, way: str) -> dict[str, Any] | None:
+        if self.closed or not self.items or self.ways[0] != way:
+            return None
+        self.ways.pop(0)
+        self.counts[way] += 1
+        return self.items.pop(0)
+
+    def __aiter__(self) -> ThreeWays:
         return self
 
     async def __anext__(self) -> dict[str, Any]:
-        if not self.items:
+        part = self._next("t")
+        if part is None:
             raise StopAsyncIteration
-        self.pulled += 1
-        return self.items.pop(0)
+        return part
 
     def take_ready(self) -> dict[str, Any] | None:
-        if self.items and (self.pulled + self.taken) % 2:
-            self.taken += 1
-            return self.items.pop(0)
-        return None
+        return self._next("r")
+
+    async def take_after_pause(self) -> dict[str, Any] | None:
+        if self.closed or not self.ways or self.ways[0] != "p":
+            return None
+        self.pausing.set()
+        await (self.gate.wait() if self.gate is not None else asyncio.sleep(0))
+        if self.error is not None:
+            raise self.error
+        return self._next("p")
+
+    async def aclose(self) -> None:
+        self.closed += 1
+        if self.gate is not None:
+            self.gate.set()
 
 
-async def test_ready_part_pump_pushes_ready_parts_in_order_and_falls_back_for_the_rest() -> None:
+def pumped(source: ThreeWays) -> _private.ReadyPartPump:
     mux = _private.StreamMux(factories=[ValuesTransformer], is_async=True)
-    source = HalfReady(7)
-    run = _private.ReadyPartPump(source, mux)  # type: ignore[arg-type]
-    for name in ("_graph_aiter", "_pumping", "_exhausted", "_pump_cond", "_observe_event", "_mux.apush", "_mux.afail"):
+    return _private.ReadyPartPump(source, mux)  # type: ignore[arg-type]
+
+
+async def test_ready_part_pump_pushes_every_part_in_order_with_a_task_only_where_one_is_needed() -> None:
+    source = ThreeWays("rptprrpt")
+    run = pumped(source)
+    for name in (
+        "_graph_aiter",
+        "_pumping",
+        "_exhausted",
+        "_pump_cond",
+        "_anext_task",
+        "_observe_event",
+        "_mux.apush",
+        "_mux.afail",
+    ):
         has_internal(run, name, "ReadyPartPump")
-    assert mux._apump_fn == run._apump_next  # the override is what cursors call
-    assert [item["i"] async for item in run.values] == list(range(7))
-    assert (source.pulled, source.taken) == (4, 3)
-    assert await run.output() == {"i": 6}
+    assert run._mux._apump_fn == run._apump_next  # the override is what cursors call
+    started = []
+    real = asyncio.ensure_future
+
+    def counting(coro: Any) -> Any:
+        started.append(coro)
+        return real(coro)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(asyncio, "ensure_future", counting)
+        assert [item["i"] async for item in run.values] == list(range(8))
+    assert source.counts == {"r": 3, "p": 3, "t": 2}
+    # Upstream's task per pull: the two parts only ``__anext__`` gives, and the end.
+    assert len(started) == 3
+    assert await run.output() == {"i": 7}
+
+
+async def test_an_abort_during_the_pause_closes_the_source_and_drops_what_the_pause_brings() -> None:
+    source = ThreeWays("rpr")
+    source.gate = asyncio.Event()
+    run = pumped(source)
+    seen: list[int] = []
+
+    async def consume() -> None:
+        async for item in run.values:
+            seen.append(item["i"])
+
+    consumer = asyncio.create_task(consume())
+    await asyncio.wait_for(source.pausing.wait(), 5)
+    await asyncio.wait_for(run.abort(), 5)  # no task to cancel: the source is closed at once
+    await asyncio.wait_for(consumer, 5)
+    assert seen == [0] and source.closed == 1 and source.counts["p"] == 0
+    assert not run._pumping
+
+
+async def test_a_caller_cancelled_during_the_pause_gets_the_cancel_and_frees_the_pump() -> None:
+    source = ThreeWays("rpp")
+    source.gate = asyncio.Event()
+    run = pumped(source)
+    iterator = run.values.__aiter__()
+    assert (await anext(iterator))["i"] == 0
+    pulling = asyncio.create_task(anext(iterator))
+    await asyncio.wait_for(source.pausing.wait(), 5)
+    pulling.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await pulling
+    assert not run._pumping  # abort(), or another projection's pull, is not left waiting for this one
+    await asyncio.wait_for(run.abort(), 5)
+    assert source.closed == 1 and source.counts["p"] == 0
+
+
+async def test_a_failure_during_the_pause_fails_the_run() -> None:
+    run = pumped(ThreeWays("rp", error=ValueError("lost")))
+    with pytest.raises(ValueError, match="lost"):
+        await run.output()
 
 
 async def test_ready_part_pump_fails_the_run_when_a_ready_parts_push_raises() -> None:
@@ -438,7 +531,7 @@ async def test_ready_part_pump_fails_the_run_when_a_ready_parts_push_raises() ->
             return True
 
     mux = _private.StreamMux(factories=[ValuesTransformer, Boom], is_async=True)
-    run = _private.ReadyPartPump(HalfReady(3), mux)  # type: ignore[arg-type]
+    run = _private.ReadyPartPump(ThreeWays("trt"), mux)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="boom"):
         await run.output()
 

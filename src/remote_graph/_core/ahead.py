@@ -68,6 +68,11 @@ class Lookahead:
             return held  # type: ignore[no-any-return]
         return driver.step(None)
 
+    def hold(self, step: IOAction | None) -> None:
+        """Keep ``step``, an action (or the run's end) the driver answered, for ``next_step``."""
+        assert self._held is _NOTHING and self._error is None, "a step is held already"
+        self._held = step
+
     def clear(self) -> None:
         """Forget what is held: the driver was abandoned and starts its cleanup."""
         self._held, self._error = _NOTHING, None
