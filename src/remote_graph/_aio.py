@@ -6,6 +6,7 @@ single-flight pump); there is no background task.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Generator
 from typing import Any, TypeVar
@@ -57,6 +58,10 @@ class AsyncRequests:
             return done.value  # type: ignore[no-any-return]
 
 
+# Closes started for a cancelled caller (``AsyncRunSource._close_soon``), until they end.
+_closing: set[asyncio.Task[None]] = set()
+
+
 async def _once(content: bytes) -> AsyncIterator[bytes]:
     yield content
 
@@ -106,8 +111,10 @@ class AsyncRunSource(AsyncIterator[Part]):
             the pump calls in a task), or this source was closed meanwhile.
 
         Raises:
-            BaseException: As ``__anext__``: the run's failure, or the caller's
-                cancellation; either closes this source first.
+            BaseException: As ``__anext__``: the run's failure, after this
+                source is closed; or the caller's cancellation, at once, with
+                the close going on in a task of its own, as it would in the
+                cancelled pull task of upstream's step.
         """
         if self._closed:
             return None
@@ -118,6 +125,9 @@ class AsyncRunSource(AsyncIterator[Part]):
                 if self._closed:
                     return None
                 step = self._driver.step(reply)
+        except asyncio.CancelledError:
+            self._close_soon()
+            raise
         except BaseException:
             await self.aclose()
             raise
@@ -150,7 +160,19 @@ class AsyncRunSource(AsyncIterator[Part]):
         if self._closed:
             return
         self._closed = True
-        # Shielded: aclose often runs while the surrounding task is being cancelled.
+        await self._finish_close()
+
+    def _close_soon(self) -> None:
+        """``aclose()`` in a task of its own; this source is closed from now on."""
+        if self._closed:
+            return
+        self._closed = True
+        task = asyncio.ensure_future(self._finish_close())
+        _closing.add(task)  # held until done: the loop keeps only a weak reference
+        task.add_done_callback(_closing.discard)
+
+    async def _finish_close(self) -> None:
+        # Shielded: a close often runs while the surrounding task is being cancelled.
         with anyio.CancelScope(shield=True):
             await self._close_stream()
             self._ahead.clear()

@@ -595,6 +595,47 @@ def test_abort_from_another_task_ends_a_pull_waiting_for_the_next_event(server_u
     assert status not in ACTIVE, f"still {status} after {seconds:.2f}s"
 
 
+@pytest.mark.serial  # a bound on the server's timing
+@pytest.mark.timeout(30)
+def test_a_consumer_cancelled_while_waiting_for_the_next_event_stops_the_run(server_url: str, server: Server) -> None:
+    """An async consumer of ``slow`` cancelled while it waits for its next tick, with
+    the server's answer to the cancel held back 1 s: the cancel reaches the consumer at
+    once (the run's close goes on in a task of its own, as for upstream's cancelled pull
+    task), the run is "cancelled", and the server's run stops."""
+    from langgraph_sdk.client import LangGraphClient
+
+    async def hold_cancels(request: httpx.Request) -> None:
+        if request.url.path.endswith("/cancel"):
+            await asyncio.sleep(1.0)
+
+    async def go() -> tuple[Any, float]:
+        async with httpx.AsyncClient(base_url=server_url, event_hooks={"request": [hold_cancels]}, timeout=30) as http:
+            graph = RemoteGraph("slow", client=LangGraphClient(http), stream_transformers=graphs.TRANSFORMERS)
+            run = await graph.astream_events({"x": 50, "log": []}, new_thread(), version="v3")
+            first = asyncio.Event()
+
+            async def consume() -> None:
+                async for _ in run.custom:
+                    first.set()
+
+            consumer = asyncio.create_task(consume())
+            await asyncio.wait_for(first.wait(), 10)
+            await asyncio.sleep(0.02)  # the consumer is back in its wait
+            started = time.monotonic()
+            consumer.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await consumer
+            took = time.monotonic() - started
+            await asyncio.sleep(1.5)  # the close, in its own task, gets the server's answer
+            return run, took
+
+    run, took = asyncio.run(asyncio.wait_for(go(), 20))
+    assert took < 0.5, f"the cancel took {took:.2f}s to reach the consumer"
+    assert run.snapshot().status == "cancelled"
+    status, seconds = server.settle(run.thread_id, str(run.run_id), bound=2.0)
+    assert status not in ACTIVE, f"still {status} after {seconds:.2f}s"
+
+
 SMALL_TIMEOUTS = Timeouts(request=2.0, read=2.0, reconnect=3.0)
 
 
