@@ -37,7 +37,7 @@ from remote_graph import _private
 SRC = Path(remote_graph.__file__).parent
 
 # The packages whose internals only ``_private`` may touch (the HTTP stack too).
-UPSTREAM = ("langgraph", "langgraph_sdk", "langchain_core", "httpx", "httpcore", "h11", "anyio", "asyncio")
+UPSTREAM = ("langgraph", "langgraph_sdk", "langchain_core", "httpx", "httpcore", "h11", "anyio")
 
 
 def _is_private(name: str) -> bool:
