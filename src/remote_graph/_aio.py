@@ -1,7 +1,8 @@
 """The async I/O shell: carries out a ``RunDriver``'s actions with an ``httpx.AsyncClient``.
 
 It does work only while a consumer awaits the next part (the run stream's
-single-flight pump); there is no background task.
+single-flight pump). The one task it starts is the close that a consumer
+cancelled mid-read leaves behind, as upstream's cancelled pull task would.
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ class AsyncRunSource(AsyncIterator[Part]):
 
         The run stream's pump pushes such a part without starting a task for
         it (``_private.ReadyPartPump``); ``None`` leaves the pull to
-        ``__anext__``, which starts from what the look found instead.
+        ``take_after_pause`` or ``__anext__``, which start from what the look
+        found instead.
         """
         if self._closed:
             return None
