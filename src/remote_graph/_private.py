@@ -23,6 +23,7 @@ attribute that is not remote_graph's own.
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -221,12 +222,24 @@ class ReadyPartPump(AsyncGraphRunStream):
                 await self._mux.afail(e)
                 return False
         finally:
-            async with self._pump_cond:
-                self._pumping = False
-                self._pump_cond.notify_all()
+            self._pumping = False
+            # Upstream's step takes the condition to wake the tasks waiting on
+            # it; with none waiting there is no one to wake (an uncontended
+            # lock, and no await since the claim, so none began to wait).
+            if _has_waiters(self._pump_cond):
+                async with self._pump_cond:
+                    self._pump_cond.notify_all()
         # The part needs a task, or abort() closed the source meanwhile (then
         # the run stream is exhausted, and upstream's step says so).
         return await super()._apump_next()
+
+
+def _has_waiters(condition: asyncio.Condition) -> bool:
+    """Whether a task waits on ``condition`` (``asyncio.Condition._waiters``, Python 3.10-3.13).
+
+    There is no public way to ask; ``notify_all()`` needs the lock held.
+    """
+    return bool(condition._waiters)
 
 
 def latest_values(run: GraphRunStream | AsyncGraphRunStream) -> Any:

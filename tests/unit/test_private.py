@@ -514,6 +514,26 @@ async def test_a_caller_cancelled_during_the_pause_gets_the_cancel_and_frees_the
     assert source.closed == 1 and source.counts["p"] == 0
 
 
+async def test_a_task_waiting_on_the_pump_is_woken_by_the_step_it_waited_for() -> None:
+    source = ThreeWays("rpr")
+    source.gate = asyncio.Event()
+    run = pumped(source)
+    assert _private._has_waiters(run._pump_cond) is False
+    iterator = run.values.__aiter__()
+    assert (await anext(iterator))["i"] == 0
+    pulling = asyncio.create_task(anext(iterator))
+    await asyncio.wait_for(source.pausing.wait(), 5)
+    # Another consumer asks for progress while the first one pumps: it waits on
+    # the pump's condition, and the step that lands wakes it.
+    waiting = asyncio.create_task(run._apump_next())
+    await asyncio.sleep(0)
+    assert _private._has_waiters(run._pump_cond)
+    source.gate.set()
+    assert (await asyncio.wait_for(pulling, 5))["i"] == 1
+    assert await asyncio.wait_for(waiting, 5) is True
+    assert not _private._has_waiters(run._pump_cond)
+
+
 async def test_a_failure_during_the_pause_fails_the_run() -> None:
     run = pumped(ThreeWays("rp", error=ValueError("lost")))
     with pytest.raises(ValueError, match="lost"):
