@@ -224,8 +224,9 @@ class ReadyPartPump(AsyncGraphRunStream):
         finally:
             self._pumping = False
             # Upstream's step takes the condition to wake the tasks waiting on
-            # it; with none waiting there is no one to wake (an uncontended
-            # lock, and no await since the claim, so none began to wait).
+            # it for progress. With none waiting there is no one to wake, and
+            # the flag needs no lock: no task holds it across an await but
+            # the waiters, who would show in ``_waiters``.
             if _has_waiters(self._pump_cond):
                 async with self._pump_cond:
                     self._pump_cond.notify_all()
