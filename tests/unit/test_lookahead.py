@@ -126,7 +126,8 @@ def test_clear_forgets_what_is_held() -> None:
 def test_a_step_handed_back_is_held_for_the_next_pull_and_offers_no_part() -> None:
     driver, ahead = read_once_and_take_the_rest(4)
     # What the async shell does when a pull it began in the caller's task meets
-    # an action it leaves to the pump's task: the action is handed back.
+    # a step it leaves to the pump's task (a stream to open, a request, the
+    # run's end): the step is handed back. Any action shows the same.
     step = ahead.next_step(driver)
     assert isinstance(step, Receive)
     ahead.hold(step)
