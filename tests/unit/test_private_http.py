@@ -35,14 +35,14 @@ def chunked(frames: list[bytes], *, end: bool = True) -> bytes:
     return body + (b"0\r\n\r\n" if end else b"")
 
 
-class Server:
-    """Answers each request on one connection with ``HEAD`` and the body; counts requests."""
+class OneConnection:
+    """A loopback server on its own thread that takes one connection and answers it (``_answer``).
 
-    def __init__(self, body: bytes, *, close_after: bool = False) -> None:
-        self.body = body
-        self.close_after = close_after
+    One connection only: a client that opens a second one fails the test's count.
+    """
+
+    def __init__(self) -> None:
         self.connections = 0
-        self.requests = 0
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.sock.settimeout(10)
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
@@ -50,7 +50,6 @@ class Server:
         self.thread.start()
 
     def _serve(self) -> None:
-        # One connection: a client that opens a second one fails the test's count.
         try:
             conn, _ = self.sock.accept()
         except OSError:
@@ -58,26 +57,39 @@ class Server:
         self.connections += 1
         with conn:
             conn.settimeout(10)
-            buffer = b""
-            while True:
-                try:
-                    data = conn.recv(65536)
-                except OSError:
-                    return
-                if not data:
-                    return
-                buffer += data
-                while b"\r\n\r\n" in buffer:
-                    _, buffer = buffer.split(b"\r\n\r\n", 1)
-                    self.requests += 1
-                    conn.sendall(HEAD + self.body)
-                    if self.close_after:
-                        conn.shutdown(socket.SHUT_RDWR)
-                        return
+            try:
+                self._answer(conn)
+            except OSError:
+                return
+
+    def _answer(self, conn: socket.socket) -> None:
+        raise NotImplementedError
 
     def close(self) -> None:
         self.sock.close()
         self.thread.join(10)
+
+
+class Server(OneConnection):
+    """Answers each request on its connection with ``HEAD`` and the body; counts requests."""
+
+    def __init__(self, body: bytes, *, close_after: bool = False) -> None:
+        self.body = body
+        self.close_after = close_after
+        self.requests = 0
+        super().__init__()
+
+    def _answer(self, conn: socket.socket) -> None:
+        buffer = b""
+        while data := conn.recv(65536):
+            buffer += data
+            while b"\r\n\r\n" in buffer:
+                _, buffer = buffer.split(b"\r\n\r\n", 1)
+                self.requests += 1
+                conn.sendall(HEAD + self.body)
+                if self.close_after:
+                    conn.shutdown(socket.SHUT_RDWR)
+                    return
 
 
 @pytest.fixture
@@ -171,39 +183,29 @@ def test_a_trailer_and_chunk_extensions_end_the_body_as_h11_does() -> None:
         server.close()
 
 
-class SlowServer:
+class SlowServer(OneConnection):
     """Sends the head and the first frames, then, once told, the rest of the body (or a cut)."""
 
     def __init__(self, *, cut: bool = False) -> None:
         self.cut = cut
         self.go = threading.Event()
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.sock.settimeout(10)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
+        super().__init__()
 
-    def _serve(self) -> None:
-        try:
-            conn, _ = self.sock.accept()
-        except OSError:
-            return
-        with conn:
-            conn.settimeout(10)
-            try:
-                while b"\r\n\r\n" not in conn.recv(65536):
-                    pass
-                conn.sendall(HEAD + chunked(FRAMES[:2], end=False))
-                if self.go.wait(10):
-                    rest = chunked(FRAMES[2:])
-                    conn.sendall(rest[: len(rest) // 2] if self.cut else rest)
-            except OSError:
+    def _answer(self, conn: socket.socket) -> None:
+        request = b""
+        while b"\r\n\r\n" not in request:
+            data = conn.recv(65536)
+            if not data:
                 return
+            request += data
+        conn.sendall(HEAD + chunked(FRAMES[:2], end=False))
+        if self.go.wait(10):
+            rest = chunked(FRAMES[2:])
+            conn.sendall(rest[: len(rest) // 2] if self.cut else rest)
 
     def close(self) -> None:
         self.go.set()
-        self.sock.close()
-        self.thread.join(10)
+        super().close()
 
 
 def _now(awaitable: Any) -> Any:
