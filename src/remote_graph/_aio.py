@@ -1,8 +1,9 @@
 """The async I/O shell: carries out a ``RunDriver``'s actions with an ``httpx.AsyncClient``.
 
 It does work only while a consumer awaits the next part (the run stream's
-single-flight pump). The one task it starts is the close that a consumer
-cancelled mid-read leaves behind, as upstream's cancelled pull task would.
+single-flight pump). The one task it starts is a close that nobody awaits
+(``close_soon``): a consumer cancelled mid-read leaves it behind, as
+upstream's cancelled pull task would, and so does a dropped run stream.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ class AsyncRequests:
             return done.value  # type: ignore[no-any-return]
 
 
-# Closes started for a cancelled caller (``AsyncRunSource._close_soon``), until they end.
+# Closes started in tasks of their own (``AsyncRunSource.close_soon``), until they end.
 _closing: set[asyncio.Task[None]] = set()
 
 
@@ -128,7 +129,7 @@ class AsyncRunSource(AsyncIterator[Part]):
                     return None
                 step = self._driver.step(reply)
         except asyncio.CancelledError:
-            self._close_soon()
+            self.close_soon()
             raise
         except BaseException:
             await self.aclose()
@@ -164,8 +165,11 @@ class AsyncRunSource(AsyncIterator[Part]):
         self._closed = True
         await self._finish_close()
 
-    def _close_soon(self) -> None:
-        """``aclose()`` in a task of its own; this source is closed from now on."""
+    def close_soon(self) -> None:
+        """``aclose()`` in a task of its own, on the running loop; this source is closed from now on.
+
+        For a caller cancelled mid-read, and for a run stream dropped unfinished.
+        """
         if self._closed:
             return
         self._closed = True

@@ -43,8 +43,6 @@ from remote_graph.transformers import RunExtensions, WireChannelsTransformer
 __all__ = ["RunSnapshot", "RunStatus", "RemoteGraphRunStream", "AsyncRemoteGraphRunStream"]
 
 logger = logging.getLogger("remote_graph")
-# Cleanups of dropped async runs, kept alive until they finish.
-_cleanups: set[asyncio.Future[None]] = set()
 
 
 def _close_dropped(source: SyncRunSource) -> None:
@@ -65,13 +63,8 @@ def _aclose_dropped(source: AsyncRunSource, loop: asyncio.AbstractEventLoop) -> 
         logger.warning("a dropped remote run could not be cancelled: its event loop is closed")
         return
 
-    def schedule() -> None:
-        task = asyncio.ensure_future(source.aclose())
-        _cleanups.add(task)
-        task.add_done_callback(_cleanups.discard)
-
     try:
-        loop.call_soon_threadsafe(schedule)
+        loop.call_soon_threadsafe(source.close_soon)
     except RuntimeError:  # closed in the meantime
         logger.warning("a dropped remote run could not be cancelled: its event loop is closed")
 
