@@ -6,6 +6,7 @@ whose engine and base image it uses; the embedded lane skips it."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import httpx
@@ -69,6 +70,11 @@ def test_serves_a_project_and_removes_what_it_made(tmp_path: Path, docker_base: 
         run = http.post(f"/threads/{thread}/runs/wait", json={"assistant_id": "doubler", "input": {"x": 21}})
         assert run.json() == {"x": 42}
         http.close()
+        # The container's output reaches the log file through a copier that
+        # follows ``docker logs``: a line printed just now may be a moment behind.
+        deadline = time.monotonic() + 10
+        while "double ran with 21" not in server.logs() and time.monotonic() < deadline:
+            time.sleep(0.1)
         assert "double ran with 21" in server.logs()
         assert "Starting 3 background workers" in server.logs()  # the image's command, with the option
         assert server.log_path.is_file()
