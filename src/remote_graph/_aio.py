@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Generator
+from collections.abc import AsyncIterator, Awaitable, Generator
 from typing import Any, TypeVar
 
 import anyio
@@ -123,22 +123,16 @@ class AsyncRunSource(AsyncIterator[Part]):
             return None
         try:
             step = self._ahead.next_step(self._driver)
-            while True:
-                # Awaited here rather than through ``_perform``: this loop runs
-                # once a read, and every frame between the consumer and the
-                # wait is walked again when the wait ends. The pause is
-                # asyncio's sleep, as in ``_perform``.
-                reply: bytes | Broken | None
-                if isinstance(step, Receive):
-                    reply = await self._receive()
-                elif isinstance(step, Sleep):
-                    await asyncio.sleep(step.seconds)
-                    reply = None
-                else:
-                    break
+            # Awaited here rather than through ``_perform``: this loop runs once
+            # a read, and every frame between the consumer and the wait is
+            # walked again when the wait ends.
+            wait = self._read_or_pause(step)
+            while wait is not None:
+                reply = await wait
                 if self._closed:
                     return None
                 step = self._driver.step(reply)
+                wait = self._read_or_pause(step)
         except asyncio.CancelledError:
             self.close_soon()
             raise
@@ -205,17 +199,27 @@ class AsyncRunSource(AsyncIterator[Part]):
     # --- actions -------------------------------------------------------------
 
     async def _perform(self, action: IOAction) -> Any:
-        if isinstance(action, Receive):
-            return await self._receive()
+        wait = self._read_or_pause(action)
+        if wait is not None:
+            return await wait
         if isinstance(action, Request):
             return await self._requests.request(action)
-        if isinstance(action, OpenStream):
-            return await self._open(action)
-        # asyncio's, not anyio's: the shell runs on asyncio only (its tasks and
-        # cancellation are asyncio's), and ``anyio.sleep`` first looks up the
-        # running backend and adds a coroutine of its own, about 5 us more for
-        # each read pause.
-        await asyncio.sleep(action.seconds)
+        assert isinstance(action, OpenStream)
+        return await self._open(action)
+
+    def _read_or_pause(self, action: IOAction | Part | None) -> Awaitable[bytes | Broken | None] | None:
+        """The wait ``action`` asks for if it is a read or a pause (``Sleep``), else ``None``.
+
+        Not a coroutine: ``take_after_pause`` awaits what it returns, with no
+        frame of this method's between its caller and the wait.
+        """
+        if isinstance(action, Receive):
+            return self._receive()
+        if isinstance(action, Sleep):
+            # asyncio's, not anyio's: the shell runs on asyncio only (its tasks
+            # and cancellation are asyncio's), and ``anyio.sleep`` first looks
+            # up the running backend and adds a coroutine of its own.
+            return asyncio.sleep(action.seconds)
         return None
 
     async def _open(self, action: OpenStream) -> Response | Broken:
