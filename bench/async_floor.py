@@ -14,11 +14,13 @@ client's own, and this measures both, with no server and no socket:
   ``Timeouts.read_batch`` (1 ms) before the next: ``time.sleep`` on the sync
   lane, ``asyncio.sleep`` on the event loop. The CPU of one wait, each way.
 
-The candidates run interleaved for several rounds; medians. Prints the two
-figures, the gap they make per event at ``--reads-per-event`` (a 2,000-event
-run reads about 0.18 times an event on this machine), and ``FLOOR {json}``.
+The candidates run interleaved for several rounds, each timed by the CPU
+time of this thread; medians, and the gaps are medians of the per-round
+gaps. Prints the two figures, the gap they make per event at
+``--reads-per-event`` (a 2,000-event run reads about 0.18 times an event on
+this machine), and ``FLOOR {json}``.
 
-    python bench/async_floor.py [--n 2000] [--rounds 15] [--reads-per-event 0.18]
+    python bench/async_floor.py [--n 2000] [--rounds 15] [--waits 500] [--reads-per-event 0.18]
 """
 
 from __future__ import annotations
@@ -51,9 +53,9 @@ PAUSE = 0.001
 
 def parts(n: int) -> list[dict[str, Any]]:
     """The parts of a run writing ``n`` custom events, as ``RemoteGraph``'s source hands them over."""
-    values = {"type": "values", "ns": (), "data": {"n": n}}
+    values = {"type": "values", "ns": (), "data": {"n": n}, "interrupts": []}
     custom = [{"type": "custom", "ns": (), "data": {"i": i, "msg": f"event {i}"}} for i in range(n)]
-    return [values, *custom, dict(values)]
+    return [values, *custom, {**values, "interrupts": []}]
 
 
 class ReadySource:
@@ -80,22 +82,22 @@ class ReadySource:
 
 def lane_sync(graph: RemoteGraph, n: int) -> float:
     items = parts(n)
-    cpu = time.process_time()
+    cpu = time.thread_time()
     run = GraphRunStream(iter(items), graph._mux(None, is_async=False))
     count = sum(1 for _ in run.custom)
     assert count == n, count
-    return (time.process_time() - cpu) / n * 1e6
+    return (time.thread_time() - cpu) / n * 1e6
 
 
 async def lane_async(graph: RemoteGraph, n: int) -> float:
     items = parts(n)
-    cpu = time.process_time()
+    cpu = time.thread_time()
     run = ReadyPartPump(ReadySource(items), graph._mux(None, is_async=True))
     count = 0
     async for _ in run.custom:
         count += 1
     assert count == n, count
-    return (time.process_time() - cpu) / n * 1e6
+    return (time.thread_time() - cpu) / n * 1e6
 
 
 def pause_sync(waits: int) -> float:
@@ -126,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         lane_sync(graph, args.n)
         loop.run_until_complete(lane_async(graph, args.n))
+        pause_sync(args.waits // 10)
+        loop.run_until_complete(pause_async(args.waits // 10))
         for _ in range(args.rounds):
             figures["lane_sync"].append(lane_sync(graph, args.n))
             figures["lane_async"].append(loop.run_until_complete(lane_async(graph, args.n)))
