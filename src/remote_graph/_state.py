@@ -107,11 +107,16 @@ class ThreadCalls:
         reader = ChunkReader(CallView(server_thread=thread_id, thread_name=None), self.deployment.schemas)
         return merged, thread_id, f"/threads/{quote(thread_id, safe='')}", reader
 
-    def _with_schemas(self, talk: Talk[T]) -> Talk[T]:
-        """``talk``, after the deployed graph's schemas are known (they revive state)."""
+    def known(self) -> Talk[None]:
+        """Learn the deployed graph's schemas, once: a graph name the server does not
+        serve fails here, naming the graphs it serves."""
         deployment = self.deployment
         if not deployment.schemas.known:
             yield from learn_schemas(deployment.assistant_id, deployment.schemas)
+
+    def _with_schemas(self, talk: Talk[T]) -> Talk[T]:
+        """``talk``, after the deployed graph's schemas are known (they revive state)."""
+        yield from self.known()
         return (yield from talk)
 
     def sync(self, headers: Mapping[str, str] | None) -> SyncRequests:
@@ -169,8 +174,7 @@ class ThreadCalls:
     def subgraphs(self, namespace: str | None, recurse: bool) -> Talk[list[tuple[str, RemoteSubgraph]]]:
         """``get_subgraphs``: the deployed graph's subgraphs, by namespace, as the server describes them."""
         deployment = self.deployment
-        if not deployment.schemas.known:
-            yield from learn_schemas(deployment.assistant_id, deployment.schemas)
+        yield from self.known()
         assistant = deployment.schemas.assistant_id or deployment.assistant_id
         path = f"/assistants/{quote(assistant, safe='')}/subgraphs"
         if namespace is not None:

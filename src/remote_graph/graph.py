@@ -8,6 +8,7 @@ from typing import Any, Literal, overload
 from uuid import UUID
 
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.graph import Graph as DrawableGraph
 from langchain_core.runnables.schema import StreamEvent
 from langgraph.pregel.protocol import PregelProtocol
 from langgraph.pregel.remote import RemoteGraph as _UpstreamRemoteGraph
@@ -166,6 +167,11 @@ class RemoteGraph(_UpstreamRemoteGraph):
     ) -> None:
         if not isinstance(assistant_id, str) or not assistant_id:
             raise ValueError(f"assistant_id must be a non-empty string, got {assistant_id!r}")
+        if url is None and client is None and sync_client is None:
+            raise ValueError(
+                f"RemoteGraph({assistant_id!r}) has no server to talk to: pass url='http://host:port' "
+                "(or an SDK client= / sync_client=)"
+            )
         if not callable(map_thread_id):
             raise TypeError(f"map_thread_id must be callable, got {type(map_thread_id).__name__}")
         check_config(config)
@@ -234,7 +240,11 @@ class RemoteGraph(_UpstreamRemoteGraph):
         update = dict(update)
         client_changes = {key: update.pop(key) for key in ("client", "sync_client") if key in update}
         attrs = {key: value for key, value in {**self.__dict__, **update}.items() if not key.startswith("_")}
-        copy = self.__class__(attrs.pop("assistant_id"), **attrs)
+        # The same server, so the copy is valid as built; its clients are then this graph's.
+        server = self._clients.settings
+        copy = self.__class__(
+            attrs.pop("assistant_id"), url=server.url, client=server.client, sync_client=server.sync_client, **attrs
+        )
         if client_changes or copy.timeouts != self.timeouts:
             copy._clients = self._clients.derive(timeouts=copy.timeouts, **client_changes)
         else:
@@ -431,6 +441,36 @@ class RemoteGraph(_UpstreamRemoteGraph):
         threads = self._threads()
         for namespace_, subgraph in await threads.async_(None).run(threads.subgraphs(namespace, recurse)):
             yield namespace_, subgraph  # type: ignore[misc]
+
+    def get_graph(
+        self,
+        config: RunnableConfig | None = None,
+        *,
+        xray: int | bool = False,
+        headers: dict[str, str] | None = None,
+        params: Any = None,
+    ) -> DrawableGraph:
+        """The deployed graph's drawing, as the server describes it (``xray``: with its subgraphs').
+
+        A graph name the server does not serve fails with a
+        ``RemoteCommandError`` naming the graphs it serves.
+        """
+        threads = self._threads()
+        threads.sync(headers).run(threads.known())
+        return super().get_graph(config, xray=xray, headers=headers, params=params)
+
+    async def aget_graph(
+        self,
+        config: RunnableConfig | None = None,
+        *,
+        xray: int | bool = False,
+        headers: dict[str, str] | None = None,
+        params: Any = None,
+    ) -> DrawableGraph:
+        """Async variant of ``get_graph``."""
+        threads = self._threads()
+        await threads.async_(headers).run(threads.known())
+        return await super().aget_graph(config, xray=xray, headers=headers, params=params)
 
     # --- inside a local parent ------------------------------------------------
 
