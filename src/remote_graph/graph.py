@@ -654,7 +654,10 @@ class RemoteGraph(_UpstreamRemoteGraph):
                 UUID is mapped to one by ``map_thread_id``, and ``run.thread_id``
                 reads it back as given) and ``configurable.checkpoint_id``
                 forks from that checkpoint.
-            version: ``"v3"`` for run streams; other versions are upstream's.
+            version: ``"v3"`` for run streams; ``"v1"`` / ``"v2"`` ask for
+                LangChain's sync event stream, which raises
+                ``NotImplementedError`` as a local graph's does (use
+                ``astream_events``).
             transformers: Extra ``StreamTransformer`` factories, applied on
                 the client to the remote run's events.
             **kwargs: ``context`` (the run's runtime context: a mapping,
