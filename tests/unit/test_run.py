@@ -265,6 +265,19 @@ def test_a_run_cancelled_on_the_server_was_cancelled() -> None:
     assert out.error is None and driver.status is RunStatus.CANCELLED
 
 
+def test_a_run_another_run_interrupted_was_cancelled_whatever_its_stream_ends_with() -> None:
+    # langgraph-api 0.11 ends the stream of a run that multitask_strategy="interrupt"
+    # stopped with an error frame, while its record says interrupted.
+    w = Wire().metadata().event("values", {"x": 1}, interrupts=[])
+    w.tick().raw("error", {"error": "UserInterrupt", "message": ""})
+    server = FakeServer(w.frames, rest={("GET", RUN): Response(200, {"status": "interrupted"})})
+    driver, out = run(server)
+    assert out.error is None
+    assert driver.status is RunStatus.CANCELLED and driver.state.error is None
+    assert kinds(out.parts) == [("values", ())]
+    assert cleanup(driver, server) == []
+
+
 def test_a_run_whose_record_is_gone_when_the_stream_ends_was_cancelled() -> None:
     frames = completed_run()[:3]
     server = FakeServer(frames, rest={("GET", RUN): Response(404, {"detail": "Run not found"})})

@@ -152,6 +152,29 @@ def test_a_thread_the_server_does_not_have_reads_as_an_empty_snapshot() -> None:
     assert script.run(read_state(PATH, at, reader(), subgraphs=False)).config == at
 
 
+# langgraph-api 0.11's answer for a thread that never ran (0.16 answers 404).
+NEVER_RAN = {
+    "values": {},
+    "next": [],
+    "tasks": [],
+    "metadata": None,
+    "created_at": None,
+    "checkpoint": None,
+    "parent_checkpoint": None,
+    "interrupts": [],
+    "checkpoint_id": None,
+    "parent_checkpoint_id": None,
+}
+
+
+def test_a_thread_that_never_ran_reads_as_the_404s_empty_snapshot() -> None:
+    got = Script({("GET", f"{PATH}/state"): Response(200, NEVER_RAN)}).run(
+        read_state(PATH, CONFIG, reader(), subgraphs=False)
+    )
+    missing = Script({("GET", f"{PATH}/state"): NOT_FOUND}).run(read_state(PATH, CONFIG, reader(), subgraphs=False))
+    assert got == missing == empty_snapshot({"configurable": {"thread_id": THREAD}})
+
+
 def test_a_checkpoint_the_server_does_not_have_reads_as_an_empty_snapshot() -> None:
     # The server answers 200 with a state that has no checkpoint behind it.
     answer = {

@@ -488,14 +488,18 @@ class RunDriver:
         except orjson.JSONDecodeError:
             wire_error = {"message": data}
         reply = yield Request("GET", self.run_path)
-        if not isinstance(reply, Broken) and reply.status == 404:
-            # The run was deleted while it ran (a rollback); the stream says "Run not found".
+        record = reply.body if not isinstance(reply, Broken) and reply.status == 200 else None
+        deleted = not isinstance(reply, Broken) and reply.status == 404
+        if deleted or isinstance(record, Mapping) and record.get("status") == "interrupted":
+            # The run was deleted while it ran (a rollback; the stream says "Run not
+            # found"), or another run interrupted it (``multitask_strategy="interrupt"``;
+            # langgraph-api 0.11 ends its stream with ``UserInterrupt``): it was
+            # cancelled, not failed, whatever the frame says.
             for part in self.wire.finish(interrupted=False):
                 yield part
             self.state.move(RunStatus.CANCELLED)
             self.follow.on(Signal.ENDED)
             return
-        record = reply.body if not isinstance(reply, Broken) and reply.status == 200 else None
         yield from self._failed(record, wire_error if isinstance(wire_error, Mapping) else None)
 
     def _failed(self, record: Any, wire_error: Mapping[str, Any] | None) -> Conversation:

@@ -24,7 +24,7 @@ from remote_graph._core.actions import Broken, Request, Response
 from remote_graph._core.classic import ChunkReader
 from remote_graph._core.failure import answer_error, json_body, reply_or_raise
 from remote_graph._core.schema import GraphSchemas, learn_schemas
-from remote_graph._core.snapshot import checkpoint_config, empty_snapshot, snapshot
+from remote_graph._core.snapshot import checkpoint_config, empty_snapshot, is_empty, snapshot
 from remote_graph.errors import RemoteProtocolError
 
 __all__ = [
@@ -79,7 +79,12 @@ def read_state(
     reply = reply_or_raise((yield request), doing, allow=(404,))
     if _no_thread(reply, doing):
         return empty_snapshot({"configurable": checkpoint})
-    return snapshot(json_body(reply, "reading the thread's state"), reader)
+    state = json_body(reply, doing)
+    if is_empty(state) and not isinstance(state.get("checkpoint"), Mapping):
+        # A thread that never ran, as langgraph-api 0.11 answers it (0.16: a 404):
+        # the snapshot is addressed by what the caller asked for, as the 404's is.
+        return empty_snapshot({"configurable": checkpoint})
+    return snapshot(state, reader)
 
 
 def history_page(
