@@ -69,7 +69,8 @@ def read_state(
 ) -> Talk[StateSnapshot]:
     """``get_state``: the thread's latest state, or the checkpoint the config names."""
     checkpoint = checkpoint_of(config)
-    if set(checkpoint) - {"thread_id"}:
+    at_checkpoint = bool(set(checkpoint) - {"thread_id"})
+    if at_checkpoint:
         request = Request(
             "POST", f"{thread_path}/state/checkpoint", json={"checkpoint": checkpoint, "subgraphs": subgraphs}
         )
@@ -84,7 +85,19 @@ def read_state(
         # A thread that never ran, as langgraph-api 0.11 answers it (0.16: a 404):
         # the snapshot is addressed by what the caller asked for, as the 404's is.
         return empty_snapshot({"configurable": checkpoint})
-    return snapshot(state, reader)
+    found = snapshot(state, reader)
+    configurable = found.config.get("configurable") or {}
+    if (
+        at_checkpoint
+        and not is_empty(state)
+        and "checkpoint_ns" not in checkpoint
+        and configurable.get("checkpoint_ns") == ""
+    ):
+        # langgraph-api 0.11 adds the root's namespace to a checkpoint's config;
+        # 0.16 and a local graph give the checkpoint as it was asked for.
+        configurable = {key: value for key, value in configurable.items() if key != "checkpoint_ns"}
+        found = found._replace(config={**found.config, "configurable": configurable})
+    return found
 
 
 def history_page(
