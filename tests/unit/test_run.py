@@ -737,6 +737,49 @@ def test_a_gateway_error_opening_the_stream_is_retried_with_backoff(status: int)
     ]
 
 
+@pytest.mark.parametrize("status", [500, 502])
+def test_a_replica_shutting_down_is_a_reason_to_reconnect_not_a_verdict(status: int) -> None:
+    # A replica that got SIGTERM answers 500 on a kept-alive connection until it exits;
+    # the next connection reaches another replica, which serves the rest of the run.
+    frames = completed_run()
+    shutting_down = Conn(answer=Response(status, {"detail": "Internal Server Error"}))
+    server = FakeServer(frames, [Conn(cut=through(frames, 4)), shutting_down, shutting_down])
+    driver, out = run(server)
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+    assert out.parts == reference_parts(frames)
+    assert server.slept == pytest.approx([0.05, 0.1, 0.2])
+    # Nothing to cancel: the run was fine all along.
+    assert cleanup(driver, server) == []
+
+
+def test_a_run_record_answered_with_a_5xx_is_read_again() -> None:
+    frames = completed_run()
+    record: list[Answer] = [Response(500, {"detail": "shutting down"}), Response(200, {"status": "success"})]
+    server = FakeServer(frames, rest={("GET", RUN): record})
+    driver, out = run(server)
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+    assert out.parts == reference_parts(frames)
+    last = frames[-2].id
+    assert server.trail() == [START, VERDICT, ("sleep", 0.05), ("open", last), VERDICT, ("open", last)]
+    assert cleanup(driver, server) == []
+
+
+def test_a_stream_answered_500_past_the_reconnect_budget_fails_naming_the_answer() -> None:
+    clock = Clock()
+    server = FakeServer(
+        completed_run(),
+        [Conn(cut=0)],
+        rest={("POST", f"{RUN}/cancel"): Response(202, None)},
+        then=Conn(answer=Response(500, {"detail": "Internal Server Error"})),
+        clock=clock,
+    )
+    driver, out = run(server, clock, reconnect=2.0)
+    assert type(out.error) is RemoteConnectionError
+    assert "Timeouts.reconnect" in str(out.error) and "the server last answered HTTP 500" in str(out.error)
+    assert clock.now == pytest.approx(2.0)
+    assert cleanup(driver, server) == [CANCEL] and driver.status is RunStatus.FAILED
+
+
 def test_a_stream_that_stays_unavailable_is_given_up_after_the_reconnect_budget() -> None:
     clock = Clock()
     server = FakeServer(
@@ -937,7 +980,7 @@ def test_an_event_that_is_not_json_is_a_protocol_error() -> None:
     assert kinds(out.parts) == [("values", ())]
 
 
-@pytest.mark.parametrize("status", [400, 403, 404, 409, 500])
+@pytest.mark.parametrize("status", [400, 403, 404, 409])
 def test_a_stream_refused_with_an_error_status_fails_with_its_reason(status: int) -> None:
     server = FakeServer(completed_run(), [Conn(cut=0), Conn(answer=Response(status, {"detail": f"refused: {status}"}))])
     driver, out = run(server)
@@ -967,7 +1010,7 @@ def orphaning_failure(kind: str) -> tuple[FakeServer, type[Exception]]:
         ), RemoteCommandError
     if kind == "record-refused":
         return FakeServer(
-            frames, rest={**cancel, ("GET", RUN): Response(500, {"detail": "db down"})}
+            frames, rest={**cancel, ("GET", RUN): Response(403, {"detail": "Forbidden"})}
         ), RemoteCommandError
     assert kind == "budget"
     refused = Conn(answer=Broken(httpx.ConnectError("connection refused")))
