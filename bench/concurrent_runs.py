@@ -10,7 +10,7 @@ The server is the embedded ``langgraph dev`` (``--server embedded``, the default
 the replica stack (``--server replicas``, with ``--replicas-python`` naming the
 langhost virtualenv), or a URL. Prints one ``CONCURRENT {json}`` line.
 
-    python bench/concurrent_runs.py [--runs 500] [--server embedded|replicas|URL] [--jobs 32]
+    python bench/concurrent_runs.py [--runs 500] [--server embedded|replicas|URL] [--jobs 32] [--request-timeout 30]
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from remote_graph import RemoteGraph  # noqa: E402
+from remote_graph import RemoteGraph, Timeouts  # noqa: E402
 from remote_graph.testing import LangGraphDevServer, ReplicaServer, Server  # noqa: E402
 
 LINEAR = {"x": 1, "log": []}
@@ -45,8 +45,8 @@ async def one(graph: RemoteGraph) -> str | None:
     return None
 
 
-async def many(url: str, runs: int) -> dict[str, Any]:
-    graph = RemoteGraph("linear", url=url)
+async def many(url: str, runs: int, request_timeout: float) -> dict[str, Any]:
+    graph = RemoteGraph("linear", url=url, timeouts=Timeouts(request=request_timeout))
     await one(graph)  # the schemas and the client, learned once
     started = time.perf_counter()
     results = await asyncio.gather(*(one(graph) for _ in range(runs)))
@@ -61,6 +61,12 @@ def main() -> None:
     parser.add_argument("--server", default="embedded", help="embedded, replicas or a URL")
     parser.add_argument("--jobs", type=int, default=32, help="runs each server process executes at once")
     parser.add_argument("--replicas-python", default=None, help="replicas: the langhost virtualenv")
+    parser.add_argument(
+        "--request-timeout",
+        type=float,
+        default=30.0,
+        help="Timeouts.request, which also bounds a wait for a pooled connection (default 30)",
+    )
     args = parser.parse_args()
     config = ROOT / "app" / "langgraph.json"
     server: Server | None = None
@@ -70,11 +76,11 @@ def main() -> None:
         server = ReplicaServer(config, python=args.replicas_python, n_jobs_per_worker=args.jobs)
     try:
         url = server.start().url if server is not None else args.server
-        result = asyncio.run(many(url, args.runs))
+        result = asyncio.run(many(url, args.runs, args.request_timeout))
     finally:
         if server is not None:
             server.stop()
-    print("CONCURRENT " + json.dumps({"server": args.server, **result}))
+    print("CONCURRENT " + json.dumps({"server": args.server, "jobs": args.jobs, **result}))
 
 
 if __name__ == "__main__":
