@@ -22,7 +22,7 @@ from pathlib import Path
 
 from remote_graph._balancer import Balancer, Served
 from remote_graph._devserver import LOG_NAME, _read_config, _stage_project
-from remote_graph._serverbase import LogFile, ServerBase, free_port, tail
+from remote_graph._serverbase import LogFile, ServerBase, free_port, stop_process_group, tail
 
 ENV_REPLICAS_PYTHON = "REMOTE_GRAPH_REPLICAS_PYTHON"
 LANGHOST_REQUIREMENT = "langhost==0.11.1.post1"
@@ -106,24 +106,6 @@ def _answers(host: str, port: int, probe: bytes = b"", expect: bytes = b"") -> b
             return True
     except OSError:
         return False
-
-
-def _stop_process(process: subprocess.Popen[bytes], sig: signal.Signals, timeout: float) -> None:
-    """Signal ``process``'s group (it leads one), then SIGKILL it after ``timeout``."""
-    if process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, sig)
-    except ProcessLookupError:
-        return
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        process.wait(timeout=timeout)
 
 
 class ReplicaServer(ServerBase):
@@ -420,7 +402,7 @@ class ReplicaServer(ServerBase):
         """Stop replica ``index`` (``sig``, then SIGKILL after ``timeout``) and wait until it exits."""
         process, self._replicas[index] = self._replicas[index], None
         if process is not None:
-            _stop_process(process, sig, timeout)
+            stop_process_group(process, sig, timeout)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the balancer, the replicas, Redis and Postgres (each by its PID), and remove
@@ -432,10 +414,10 @@ class ReplicaServer(ServerBase):
             self.stop_replica(index, signal.SIGTERM, timeout)
         redis, self._redis = self._redis, None
         if redis is not None:
-            _stop_process(redis, signal.SIGTERM, timeout)
+            stop_process_group(redis, signal.SIGTERM, timeout)
         postgres, self._postgres = self._postgres, None
         if postgres is not None:
-            _stop_process(postgres, signal.SIGINT, timeout)  # Postgres's fast shutdown
+            stop_process_group(postgres, signal.SIGINT, timeout)  # Postgres's fast shutdown
         if self._log is not None:
             self._log.keep()
         data_dir = self.data_dir

@@ -4,7 +4,10 @@ any process can read, the readiness poll on ``GET /ok``, and the context manager
 from __future__ import annotations
 
 import abc
+import os
+import signal
 import socket
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -67,6 +70,24 @@ class LogFile:
                 self._kept = self.path.read_bytes()
             except OSError:
                 self._kept = b""
+
+
+def stop_process_group(process: subprocess.Popen[bytes], sig: signal.Signals, timeout: float) -> None:
+    """Signal the process group ``process`` leads (``sig``), then SIGKILL it after ``timeout``."""
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, sig)
+    except ProcessLookupError:
+        return
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait(timeout=timeout)
 
 
 def tail(text: str, limit: int = 8000) -> str:
