@@ -255,10 +255,11 @@ class ReplicaServer(ServerBase):
             raise
         return self
 
-    def _as_postgres(self) -> dict[str, object]:
-        """``Popen`` arguments that run a Postgres binary as the ``postgres`` user when this is root."""
+    def _as_postgres(self) -> tuple[int, int] | None:
+        """The uid and gid to run Postgres's binaries as: the ``postgres`` user's when
+        this is root (``None``: as this user)."""
         if os.geteuid() != 0:
-            return {}
+            return None
         try:
             user = pwd.getpwnam(_POSTGRES_USER)
         except KeyError:
@@ -266,7 +267,7 @@ class ReplicaServer(ServerBase):
                 f"running as root, Postgres needs a {_POSTGRES_USER!r} user to run as (Debian's postgresql package "
                 "makes one)"
             ) from None
-        return {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []}
+        return user.pw_uid, user.pw_gid
 
     def _start_postgres(self, data_dir: Path) -> None:
         pg_dir, sockets = data_dir / "postgres", data_dir / "pg-sockets"
@@ -276,11 +277,11 @@ class ReplicaServer(ServerBase):
         if as_postgres:
             data_dir.chmod(0o755)  # the postgres user reaches its directories and the log through it
             for path in (pg_dir, sockets):
-                os.chown(path, int(str(as_postgres["user"])), int(str(as_postgres["group"])))
+                os.chown(path, *as_postgres)
         log = data_dir / "postgres.log"
         with log.open("ab") as out:
             if as_postgres:
-                os.chown(log, int(str(as_postgres["user"])), int(str(as_postgres["group"])))
+                os.chown(log, *as_postgres)
             initdb = [str(self.postgres_bin / "initdb"), "-D", str(pg_dir), "--auth=trust", "-U", _POSTGRES_USER]
             done = subprocess.run(
                 initdb,
@@ -289,7 +290,9 @@ class ReplicaServer(ServerBase):
                 stdin=subprocess.DEVNULL,
                 timeout=120,
                 check=False,
-                **as_postgres,  # type: ignore[call-overload]
+                user=as_postgres[0] if as_postgres else None,
+                group=as_postgres[1] if as_postgres else None,
+                extra_groups=[] if as_postgres else None,
             )
             if done.returncode != 0:
                 raise RuntimeError(
@@ -305,7 +308,9 @@ class ReplicaServer(ServerBase):
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
-                **as_postgres,  # type: ignore[call-overload]
+                user=as_postgres[0] if as_postgres else None,
+                group=as_postgres[1] if as_postgres else None,
+                extra_groups=[] if as_postgres else None,
             )
         self._wait_backing(self._postgres, "postgres", log, self._pg_port)
 
