@@ -73,8 +73,10 @@ _RECEIVE = Receive()
 # server, and a pause lets the next frames gather (``Timeouts.read_batch``).
 # A longer one (httpcore reads 64 KiB at a time) means more is waiting.
 _CAUGHT_UP = 16 * 1024
-# Answers of a proxy or a restarting server: worth another try.
-_RETRYABLE = frozenset({502, 503, 504})
+# Answers of a proxy, a restarting server, or a replica shutting down (it answers
+# 500 on a kept-alive connection until it exits; the next connection reaches
+# another): while a run is followed, worth another try within Timeouts.reconnect.
+_RETRYABLE = frozenset(range(500, 600))
 # A run the server has not ended yet.
 _ACTIVE = ("pending", "running")
 
@@ -89,11 +91,12 @@ class _Verdict:
 @dataclass(slots=True)
 class _Loss:
     """Why the stream was lost, for the backoff: the transport's failure
-    (``None`` when the server closed it or answered a retryable status), and
-    when the failed attempt began."""
+    (``None`` when the server closed it or answered a retryable status), the
+    retryable status answered, and when the failed attempt began."""
 
     broken: Broken | None = None
     since: float | None = None
+    status: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,7 +353,7 @@ class RunDriver:
                 if isinstance(reply, Broken) or reply.status in _RETRYABLE:
                     # The budget counts from the attempt's start: a transport may
                     # spend seconds on its own connect retries before it fails.
-                    loss = _Loss(reply if isinstance(reply, Broken) else None, opened_at)
+                    loss = _lost(reply, opened_at)
                     follow.on(Signal.LOST)
                 elif reply.status != 200 or not reply.content_type.startswith(_SSE):
                     follow.on(Signal.REFUSED)
@@ -377,8 +380,8 @@ class RunDriver:
             elif phase is Phase.CHECKING:
                 asked_at = self._clock()
                 reply = yield Request("GET", self.run_path)
-                if isinstance(reply, Broken):
-                    loss = _Loss(reply, asked_at)
+                if isinstance(reply, Broken) or reply.status in _RETRYABLE:
+                    loss = _lost(reply, asked_at)
                     follow.on(Signal.LOST)
                 elif reply.status not in (200, 404) or reply.status == 200 and not isinstance(reply.body, Mapping):
                     follow.on(Signal.REFUSED)
@@ -398,7 +401,8 @@ class RunDriver:
                     follow.on(Signal.GIVE_UP)
                     broken = loss.broken
                     self._fail(
-                        retry.gave_up(self.run_id, broken), reachable=not (broken is not None and broken.unreachable)
+                        retry.gave_up(self.run_id, broken, loss.status),
+                        reachable=not (broken is not None and broken.unreachable),
                     )
                 logger.debug("run %s: event stream lost (%s); reconnecting in %.2fs", self.run_id, loss.broken, delay)
                 yield Sleep(delay)
@@ -488,14 +492,18 @@ class RunDriver:
         except orjson.JSONDecodeError:
             wire_error = {"message": data}
         reply = yield Request("GET", self.run_path)
-        if not isinstance(reply, Broken) and reply.status == 404:
-            # The run was deleted while it ran (a rollback); the stream says "Run not found".
+        record = reply.body if not isinstance(reply, Broken) and reply.status == 200 else None
+        deleted = not isinstance(reply, Broken) and reply.status == 404
+        if deleted or isinstance(record, Mapping) and record.get("status") == "interrupted":
+            # The run was deleted while it ran (a rollback; the stream says "Run not
+            # found"), or another run interrupted it (``multitask_strategy="interrupt"``;
+            # langgraph-api 0.11 ends its stream with ``UserInterrupt``): it was
+            # cancelled, not failed, whatever the frame says.
             for part in self.wire.finish(interrupted=False):
                 yield part
             self.state.move(RunStatus.CANCELLED)
             self.follow.on(Signal.ENDED)
             return
-        record = reply.body if not isinstance(reply, Broken) and reply.status == 200 else None
         yield from self._failed(record, wire_error if isinstance(wire_error, Mapping) else None)
 
     def _failed(self, record: Any, wire_error: Mapping[str, Any] | None) -> Conversation:
@@ -569,8 +577,13 @@ class _Retry:
         self._delay = min(self._delay * 2, _BACKOFF_CAP)
         return delay
 
-    def gave_up(self, run_id: str | None, broken: Broken | None) -> RemoteConnectionError:
-        cause = f"the last error was {broken.detail}" if broken is not None else "the server kept closing it"
+    def gave_up(self, run_id: str | None, broken: Broken | None, status: int | None = None) -> RemoteConnectionError:
+        if broken is not None:
+            cause = f"the last error was {broken.detail}"
+        elif status is not None:
+            cause = f"the server last answered HTTP {status}"
+        else:
+            cause = "the server kept closing it"
         error_type = RemoteTimeoutError if broken is not None and broken.timed_out else RemoteConnectionError
         error = error_type(
             f"lost the event stream of run {run_id} and could not resume it: {self._attempts} reconnects over "
@@ -578,6 +591,13 @@ class _Retry:
         )
         error.__cause__ = broken.error if broken is not None else None
         return error
+
+
+def _lost(reply: Response | Broken, since: float) -> _Loss:
+    """The loss of an attempt that began at ``since`` and met ``reply``: a transport's failure or a retryable answer."""
+    if isinstance(reply, Broken):
+        return _Loss(reply, since)
+    return _Loss(None, since, reply.status)
 
 
 def _metadata_run_id(data: str) -> str:
