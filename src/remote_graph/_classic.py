@@ -16,8 +16,8 @@ as on the v3 path; an argument local checks raises what local raises.
 from __future__ import annotations
 
 import warnings
-from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, Generator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
@@ -29,6 +29,7 @@ from remote_graph._core.classic import CallView, ChunkReader
 from remote_graph._core.classic_wire import ClassicWire
 from remote_graph._core.commands import RunOptions
 from remote_graph._core.events import EventFilters, EventReader
+from remote_graph._core.join import JoinFrom
 from remote_graph._core.revive import messages_in
 from remote_graph._core.run import RunDriver
 from remote_graph._core.shape import CLASSIC_MODES, OutputKeys, Shaper, server_modes
@@ -95,8 +96,10 @@ class ClassicCall:
         version: Literal["v1", "v2"],
         kwargs: Mapping[str, Any],
         method: str,
+        join: JoinFrom | None = None,
     ) -> ClassicCall:
-        """Check the call's arguments and build its run (nothing is sent yet)."""
+        """Check the call's arguments and build its run (nothing is sent yet);
+        with ``join``, a run that follows that run, started elsewhere."""
         if version not in ("v1", "v2"):
             raise ValueError(f"version must be 'v1' or 'v2', got {version!r}")
         rest = dict(kwargs)
@@ -130,7 +133,10 @@ class ClassicCall:
         shaper = Shaper(
             modes[0] if one else modes, print_mode, subgraphs=subgraphs, version=version, output_keys=output_keys
         )
-        driver = cls._driver(graph, input, config, options, server_modes(wanted), subgraphs)
+        streamed = server_modes(wanted)
+        if join is not None:
+            join = replace(join, modes=streamed, subgraphs=subgraphs)
+        driver = cls._driver(graph, input, config, options, streamed, subgraphs, join)
         wire = driver.wire
         assert isinstance(wire, ClassicWire)
         # Messages in the caller's input get their ids in place, as a local run gives them.
@@ -145,6 +151,7 @@ class ClassicCall:
         options: RunOptions,
         modes: tuple[str, ...],
         subgraphs: bool,
+        join: JoinFrom | None = None,
     ) -> RunDriver:
         plan, merged, thread_id, thread_given = graph._plan(
             input, config, options, stream_mode=modes, stream_subgraphs=subgraphs
@@ -159,7 +166,13 @@ class ClassicCall:
         thread_path = f"/threads/{quote(thread_id, safe='')}"
         wire_format = ClassicWire(ChunkReader(view, graph._schemas), thread_path)
         return RunDriver(
-            plan, thread_id, timeouts=graph.timeouts, schemas=graph._schemas, wire=wire_format, limits=graph.limits
+            plan,
+            thread_id,
+            timeouts=graph.timeouts,
+            schemas=graph._schemas,
+            wire=wire_format,
+            limits=graph.limits,
+            join=join,
         )
 
     @classmethod
@@ -209,7 +222,7 @@ class ClassicCall:
         )
         return EventsCall(driver, reader, graph._run_headers(options))
 
-    def iterate(self, graph: RemoteGraph) -> Iterator[Any]:
+    def iterate(self, graph: RemoteGraph) -> Generator[Any, None, None]:
         """The call's output, pulled on the caller's thread; closing it cancels the run."""
         source = SyncRunSource(
             graph._clients.sync_client().http.client, self.driver, self.headers, owner=graph._clients

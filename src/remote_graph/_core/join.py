@@ -119,17 +119,27 @@ class JoinFrom:
 
 def run_kind(record: Mapping[str, Any]) -> Kind:
     """Which kind of run a run record describes: a v3 run carries the v3 marker in its configurable."""
-    kwargs = record.get("kwargs")
-    config = kwargs.get("config") if isinstance(kwargs, Mapping) else None
-    configurable = config.get("configurable") if isinstance(config, Mapping) else None
-    return "v3" if isinstance(configurable, Mapping) and configurable.get(_V3_MARKER) else "classic"
+    configurable = _configurable(record)
+    return "v3" if configurable is not None and configurable.get(_V3_MARKER) else "classic"
 
 
 def graph_of(record: Mapping[str, Any]) -> str | None:
-    """The graph a run record's run executes (its ``graph_id``)."""
+    """The graph a run record's run executes (its ``graph_id``): in its
+    metadata once it ran, in its config's configurable from the start."""
     metadata = record.get("metadata")
     graph_id = metadata.get("graph_id") if isinstance(metadata, Mapping) else None
+    if isinstance(graph_id, str):
+        return graph_id
+    configurable = _configurable(record)
+    graph_id = configurable.get("graph_id") if configurable is not None else None
     return graph_id if isinstance(graph_id, str) else None
+
+
+def _configurable(record: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    kwargs = record.get("kwargs")
+    config = kwargs.get("config") if isinstance(kwargs, Mapping) else None
+    configurable = config.get("configurable") if isinstance(config, Mapping) else None
+    return configurable if isinstance(configurable, Mapping) else None
 
 
 def refusal(record: Mapping[str, Any], join: JoinFrom) -> str | None:

@@ -255,6 +255,11 @@ class RunDriver:
     # --- start -------------------------------------------------------------------
 
     def _run(self) -> Conversation:
+        if self.schemas is not None and not self.schemas.known:
+            try:
+                yield from learn_schemas(self.plan.assistant_id, self.schemas)
+            except RemoteGraphError as exc:
+                self._fail(exc)
         if self._join is not None:
             yield from self._look_up(self._join)
         else:
@@ -279,11 +284,6 @@ class RunDriver:
             raise
 
     def _start(self) -> Conversation:
-        if self.schemas is not None and not self.schemas.known:
-            try:
-                yield from learn_schemas(self.plan.assistant_id, self.schemas)
-            except RemoteGraphError as exc:
-                self._fail(exc)
         thread_state: Any = None
         if self.plan.needs_state():
             reply = yield Request("GET", f"{self._thread_path}/state")

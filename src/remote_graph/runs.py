@@ -1,0 +1,535 @@
+"""Runs that outlive their caller: start one now, join it from any process later.
+
+A deployed graph's run does not live and die with its caller. ``RemoteGraph.start``
+sends a run and returns a ``RunHandle`` once the server accepted it; the run goes
+on with no client connected. ``RemoteGraph.join`` follows a run (this process's
+or another's, finished or not) through the one data path every run takes
+(``_core.run.RunDriver``, entered at ``Phase.LOOKING_UP``): a v3 join is the run
+stream a ``stream_events(version="v3")`` call gives, a classic join the chunks
+``stream(..., stream_mode=...)`` yields, each with a ``cursor`` to store and join
+again with, losing nothing and repeating nothing. Handles read, wait for and
+cancel runs (``RunHandle`` sync, ``AsyncRunHandle`` async).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+
+from remote_graph._aio import AsyncRequests, AsyncRunSource
+from remote_graph._classic import ClassicCall
+from remote_graph._core.classic_wire import ClassicWire
+from remote_graph._core.commands import RunOptions
+from remote_graph._core.join import JoinFrom, Kind, RunCursor
+from remote_graph._core.run import RunDriver
+from remote_graph._core.run_records import RunRecord, cancel_run, list_runs, read_run, wait_run
+from remote_graph._core.state import RunStatus
+from remote_graph._core.thread_ids import thread_name
+from remote_graph._private import reject_v3_invariant_kwargs
+from remote_graph._sync import SyncRequests, SyncRunSource
+from remote_graph.errors import RunMismatchError
+from remote_graph.streams import AsyncRemoteGraphRunStream, RemoteGraphRunStream
+
+if TYPE_CHECKING:
+    from remote_graph.graph import RemoteGraph, TransformerFactory
+
+__all__ = ["AsyncRunChunks", "AsyncRunHandle", "RunChunks", "RunHandle", "RunRecord"]
+
+_V3_WARNING = "The v3 streaming protocol on Pregel is experimental."
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One run of one graph, as a handle names it."""
+
+    graph: RemoteGraph
+    run_id: str
+    # As the caller named it, and the server thread it maps to.
+    thread_id: str
+    server_thread: str
+    kind: Kind
+    # A classic run's stream modes as the caller gave them to ``start`` (``None``: not known here).
+    stream_mode: str | Sequence[str] | None
+    subgraphs: bool
+
+
+class _HandleBase:
+    """What sync and async handles share: the run, and what was last read of it."""
+
+    def __init__(self, run: _Run, status: RunStatus, server_status: str) -> None:
+        self._run = run
+        self.status = status
+        """The run's status when it was last read (``running`` right after ``start``)."""
+        self.server_status = server_status
+        """The server's own status word when it was last read (``pending`` right after ``start``)."""
+
+    @property
+    def run_id(self) -> str:
+        """The server's id for the run."""
+        return self._run.run_id
+
+    @property
+    def thread_id(self) -> str:
+        """The run's thread, as the caller named it."""
+        return self._run.thread_id
+
+    @property
+    def kind(self) -> Kind:
+        """``"v3"`` for a run started for a v3 run stream, ``"classic"`` for ``stream_mode`` chunks."""
+        return self._run.kind
+
+    @property
+    def done(self) -> bool:
+        """Whether the run had ended when it was last read."""
+        return self.status is not RunStatus.RUNNING
+
+    def _learn(self, record: RunRecord) -> None:
+        self.status = record.status
+        self.server_status = record.server_status
+
+    def _join_kwargs(self, stream_mode: Any) -> dict[str, Any]:
+        if self.kind == "v3":
+            return {"version": "v3"}
+        return {"stream_mode": stream_mode if stream_mode is not None else self._run.stream_mode}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(run_id={self.run_id!r}, thread_id={self.thread_id!r}, status={self.status!r})"
+
+
+class RunHandle(_HandleBase):
+    """A run on the server, started by ``RemoteGraph.start`` or found by ``get_run`` / ``list_runs``.
+
+    The run goes on whatever happens to this object or its process. Attributes
+    are as last read; ``refresh()``, ``wait()`` and ``cancel()`` read them again.
+    """
+
+    def _requests(self) -> SyncRequests:
+        graph = self._run.graph
+        return SyncRequests(graph._clients.sync_client().http.client, graph.timeouts)
+
+    def refresh(self) -> RunHandle:
+        """Read the run's record again; returns this handle.
+
+        Raises:
+            RunNotFoundError: The run is gone (deleted), or these credentials may not see it.
+        """
+        run = self._run
+        self._learn(self._requests().run(read_run(run.server_thread, run.run_id, shown_thread=run.thread_id)))
+        return self
+
+    def wait(self, timeout: float) -> RunHandle:
+        """Wait until the run ends (or pauses for input), at most ``timeout`` seconds; returns this handle.
+
+        Raises:
+            RemoteTimeoutError: The run was still going after ``timeout`` seconds.
+        """
+        run = self._run
+        conversation = wait_run(run.server_thread, run.run_id, timeout=_timeout(timeout), shown_thread=run.thread_id)
+        self._learn(self._requests().run(conversation))
+        return self
+
+    def cancel(self) -> RunHandle:
+        """Cancel the run if it has not ended (it stops where it is); returns this handle.
+
+        The cancel is not awaited: ``wait()`` waits for the run to stop.
+        """
+        run = self._run
+        self._learn(self._requests().run(cancel_run(run.server_thread, run.run_id, shown_thread=run.thread_id)))
+        return self
+
+    def join(self, *, after: str | None = None, stream_mode: Any = None, **kwargs: Any) -> Any:
+        """Follow the run: ``RemoteGraph.join`` for this run (a classic run
+        joins with the stream modes it was started with, unless given)."""
+        run = self._run
+        return run.graph.join(
+            run.run_id, thread_id=run.thread_id, after=after, **self._join_kwargs(stream_mode), **kwargs
+        )
+
+
+class AsyncRunHandle(_HandleBase):
+    """Async variant of ``RunHandle``: the same methods, awaited."""
+
+    def _requests(self) -> AsyncRequests:
+        graph = self._run.graph
+        return AsyncRequests(graph._clients.async_client().http.client, graph.timeouts)
+
+    async def refresh(self) -> AsyncRunHandle:
+        """Read the run's record again; see ``RunHandle.refresh``."""
+        run = self._run
+        self._learn(await self._requests().run(read_run(run.server_thread, run.run_id, shown_thread=run.thread_id)))
+        return self
+
+    async def wait(self, timeout: float) -> AsyncRunHandle:
+        """Wait until the run ends, at most ``timeout`` seconds; see ``RunHandle.wait``."""
+        run = self._run
+        conversation = wait_run(run.server_thread, run.run_id, timeout=_timeout(timeout), shown_thread=run.thread_id)
+        self._learn(await self._requests().run(conversation))
+        return self
+
+    async def cancel(self) -> AsyncRunHandle:
+        """Cancel the run if it has not ended; see ``RunHandle.cancel``."""
+        run = self._run
+        self._learn(await self._requests().run(cancel_run(run.server_thread, run.run_id, shown_thread=run.thread_id)))
+        return self
+
+    async def join(self, *, after: str | None = None, stream_mode: Any = None, **kwargs: Any) -> Any:
+        """Follow the run: ``RemoteGraph.ajoin`` for this run."""
+        run = self._run
+        return await run.graph.ajoin(
+            run.run_id, thread_id=run.thread_id, after=after, **self._join_kwargs(stream_mode), **kwargs
+        )
+
+
+def _timeout(timeout: object) -> float:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
+        raise ValueError(f"timeout must be a number of seconds, 0 or more; got {timeout!r}")
+    return float(timeout)
+
+
+# --- classic joins -------------------------------------------------------------------------
+
+
+class RunChunks(Iterator[Any]):
+    """The chunks a classic join yields, as ``stream()`` yields them for that run.
+
+    ``cursor`` says where the join stands after each chunk. As with
+    ``stream()``, closing it before the run ended cancels the run.
+    """
+
+    def __init__(self, call: ClassicCall, graph: RemoteGraph, thread_id: str) -> None:
+        self._driver = call.driver
+        self._thread_name = thread_id
+        self._chunks: Generator[Any, None, None] = call.iterate(graph)
+
+    @property
+    def run_id(self) -> str | None:
+        return self._driver.run_id
+
+    @property
+    def thread_id(self) -> str:
+        return self._thread_name
+
+    @property
+    def cursor(self) -> str | None:
+        """Where a join resumes to yield exactly the chunks after the last one
+        yielded; see ``RemoteGraphRunStream.cursor``."""
+        return self._driver.cursor
+
+    def __next__(self) -> Any:
+        return next(self._chunks)
+
+    def close(self) -> None:
+        """Stop following the run; a run that has not ended is cancelled, as ``stream()`` cancels it."""
+        self._chunks.close()
+
+
+class AsyncRunChunks(AsyncIterator[Any]):
+    """Async variant of ``RunChunks``."""
+
+    def __init__(self, call: ClassicCall, graph: RemoteGraph, thread_id: str) -> None:
+        self._driver = call.driver
+        self._thread_name = thread_id
+        self._chunks: AsyncGenerator[Any, None] = call.aiterate(graph)
+
+    @property
+    def run_id(self) -> str | None:
+        return self._driver.run_id
+
+    @property
+    def thread_id(self) -> str:
+        return self._thread_name
+
+    @property
+    def cursor(self) -> str | None:
+        """See ``RunChunks.cursor``."""
+        return self._driver.cursor
+
+    async def __anext__(self) -> Any:
+        return await self._chunks.__anext__()
+
+    async def aclose(self) -> None:
+        """Async variant of ``RunChunks.close``."""
+        await self._chunks.aclose()
+
+
+# --- what RemoteGraph's methods delegate to -----------------------------------------------
+
+
+@dataclass
+class _Start:
+    """A detached start, built: its driver, headers, and the run's names."""
+
+    driver: RunDriver
+    headers: dict[str, str] | None
+    thread_name: str
+    kind: Kind
+    stream_mode: str | Sequence[str] | None
+    subgraphs: bool
+
+    def run(self, graph: RemoteGraph) -> _Run:
+        assert self.driver.run_id is not None
+        return _Run(
+            graph,
+            self.driver.run_id,
+            self.thread_name,
+            self.driver.thread_id,
+            self.kind,
+            self.stream_mode,
+            self.subgraphs,
+        )
+
+
+def _starting(
+    graph: RemoteGraph,
+    input: Any,
+    config: RunnableConfig | None,
+    stream_mode: str | Sequence[str] | None,
+    subgraphs: bool,
+    kwargs: dict[str, Any],
+    method: str,
+) -> _Start:
+    """Check a ``start`` call and build its detached driver (nothing is sent yet)."""
+    if stream_mode is None:
+        if subgraphs:
+            raise TypeError("subgraphs= is a classic run's: a v3 run (no stream_mode=) streams subgraphs always")
+        reject_v3_invariant_kwargs(kwargs)
+        options = RunOptions.from_kwargs(kwargs, method)
+        driver, name = graph._driver(input, config, options)
+        driver.detach()
+        return _Start(driver, graph._run_headers(options), name, "v3", None, False)
+    call = ClassicCall.start(
+        graph,
+        input,
+        config,
+        stream_mode=stream_mode,
+        print_mode=(),
+        subgraphs=subgraphs,
+        debug=None,
+        version="v1",
+        kwargs=kwargs,
+        method=method,
+    )
+    call.driver.detach()
+    wire = call.driver.wire
+    assert isinstance(wire, ClassicWire)
+    name = wire.reader.view.thread_name or call.driver.thread_id
+    return _Start(call.driver, call.headers, name, "classic", stream_mode, subgraphs)
+
+
+def start(
+    graph: RemoteGraph,
+    input: Any,
+    config: RunnableConfig | None,
+    stream_mode: str | Sequence[str] | None,
+    subgraphs: bool,
+    kwargs: dict[str, Any],
+) -> RunHandle:
+    started = _starting(graph, input, config, stream_mode, subgraphs, kwargs, "start()")
+    source = SyncRunSource(
+        graph._clients.sync_client().http.client, started.driver, started.headers, owner=graph._clients
+    )
+    for _ in source:  # a detached start yields no part
+        pass
+    return RunHandle(started.run(graph), RunStatus.RUNNING, "pending")
+
+
+async def astart(
+    graph: RemoteGraph,
+    input: Any,
+    config: RunnableConfig | None,
+    stream_mode: str | Sequence[str] | None,
+    subgraphs: bool,
+    kwargs: dict[str, Any],
+) -> AsyncRunHandle:
+    started = _starting(graph, input, config, stream_mode, subgraphs, kwargs, "astart()")
+    source = AsyncRunSource(
+        graph._clients.async_client().http.client, started.driver, started.headers, owner=graph._clients
+    )
+    async for _ in source:  # a detached start yields no part
+        pass
+    return AsyncRunHandle(started.run(graph), RunStatus.RUNNING, "pending")
+
+
+def _join_from(run_id: object, after: object, kind: Kind) -> JoinFrom:
+    """What a join asks for, checked before anything is sent."""
+    if not isinstance(run_id, str) or not run_id:
+        raise ValueError(f"run_id must be a non-empty string, got {run_id!r}")
+    cursor = RunCursor.decode(after) if after is not None else None
+    if cursor is not None and cursor.run_id != run_id:
+        raise RunMismatchError(f"the cursor given was taken from run {cursor.run_id}, not from run {run_id}")
+    if cursor is not None and cursor.kind != kind:
+        shown = "a v3 run stream" if cursor.kind == "v3" else "classic chunks"
+        raise RunMismatchError(f"the cursor given was taken from {shown}: join run {run_id} the same way")
+    return JoinFrom(run_id=run_id, kind=kind, after=cursor)
+
+
+def _thread_config(thread_id: object) -> RunnableConfig:
+    if thread_id is None:
+        raise TypeError("thread_id= is required: a run is found on its thread")
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def _v3_driver(graph: RemoteGraph, run_id: object, thread_id: object, after: object) -> tuple[RunDriver, str]:
+    join = _join_from(run_id, after, "v3")
+    plan, merged, server_thread, _ = graph._plan(None, _thread_config(thread_id), RunOptions())
+    driver = RunDriver(plan, server_thread, timeouts=graph.timeouts, limits=graph.limits, join=join)
+    return driver, thread_name(merged["configurable"]["thread_id"])
+
+
+def _classic_call(
+    graph: RemoteGraph,
+    run_id: object,
+    thread_id: object,
+    after: object,
+    stream_mode: str | Sequence[str] | None,
+    subgraphs: bool,
+    version: Literal["v1", "v2"],
+    method: str,
+) -> ClassicCall:
+    if stream_mode is None:
+        raise TypeError(f"{method} of classic chunks needs the stream_mode= the run was started with (or version='v3')")
+    join = _join_from(run_id, after, "classic")
+    return ClassicCall.start(
+        graph,
+        None,
+        _thread_config(thread_id),
+        stream_mode=stream_mode,
+        print_mode=(),
+        subgraphs=subgraphs,
+        debug=None,
+        version=version,
+        kwargs={},
+        method=method,
+        join=join,
+    )
+
+
+def join(
+    graph: RemoteGraph,
+    run_id: str,
+    thread_id: Any,
+    after: str | None,
+    version: Literal["v1", "v2", "v3"],
+    stream_mode: str | Sequence[str] | None,
+    subgraphs: bool,
+    transformers: Sequence[TransformerFactory] | None,
+) -> RemoteGraphRunStream | RunChunks:
+    if version == "v3":
+        if stream_mode is not None or subgraphs:
+            raise TypeError("a v3 join takes no stream_mode= or subgraphs=, as stream_events(version='v3') takes none")
+        mux = graph._mux(transformers, is_async=False)
+        driver, name = _v3_driver(graph, run_id, thread_id, after)
+        source = SyncRunSource(
+            graph._clients.sync_client().http.client, driver, graph._run_headers(RunOptions()), owner=graph._clients
+        )
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=_V3_WARNING)
+            return RemoteGraphRunStream(source, mux, driver, thread_id=name)
+    _classic_version(version, transformers)
+    call = _classic_call(graph, run_id, thread_id, after, stream_mode, subgraphs, version, "join()")
+    return RunChunks(call, graph, thread_name(thread_id))
+
+
+async def ajoin(
+    graph: RemoteGraph,
+    run_id: str,
+    thread_id: Any,
+    after: str | None,
+    version: Literal["v1", "v2", "v3"],
+    stream_mode: str | Sequence[str] | None,
+    subgraphs: bool,
+    transformers: Sequence[TransformerFactory] | None,
+) -> AsyncRemoteGraphRunStream | AsyncRunChunks:
+    if version == "v3":
+        if stream_mode is not None or subgraphs:
+            raise TypeError("a v3 join takes no stream_mode= or subgraphs=, as stream_events(version='v3') takes none")
+        mux = graph._mux(transformers, is_async=True)
+        driver, name = _v3_driver(graph, run_id, thread_id, after)
+        source = AsyncRunSource(
+            graph._clients.async_client().http.client, driver, graph._run_headers(RunOptions()), owner=graph._clients
+        )
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=_V3_WARNING)
+            return AsyncRemoteGraphRunStream(source, mux, driver, thread_id=name)
+    _classic_version(version, transformers)
+    call = _classic_call(graph, run_id, thread_id, after, stream_mode, subgraphs, version, "ajoin()")
+    return AsyncRunChunks(call, graph, thread_name(thread_id))
+
+
+def _classic_version(version: object, transformers: object) -> None:
+    if version not in ("v1", "v2"):
+        raise ValueError(f"version must be 'v1', 'v2' or 'v3', got {version!r}")
+    if transformers is not None:
+        raise TypeError("transformers= is a v3 join's option (version='v3')")
+
+
+def _handle_run(graph: RemoteGraph, thread_id: Any, record: RunRecord) -> _Run:
+    return _Run(
+        graph,
+        record.run_id,
+        thread_name(thread_id),
+        graph.server_thread_id(thread_id),
+        record.kind,
+        None,
+        record.subgraphs,
+    )
+
+
+def get_run(graph: RemoteGraph, run_id: str, thread_id: Any) -> RunHandle:
+    server_thread = graph.server_thread_id(_checked_thread(thread_id))
+    requests = SyncRequests(graph._clients.sync_client().http.client, graph.timeouts)
+    record = requests.run(read_run(server_thread, _checked_run(run_id), shown_thread=thread_name(thread_id)))
+    return RunHandle(_handle_run(graph, thread_id, record), record.status, record.server_status)
+
+
+async def aget_run(graph: RemoteGraph, run_id: str, thread_id: Any) -> AsyncRunHandle:
+    server_thread = graph.server_thread_id(_checked_thread(thread_id))
+    requests = AsyncRequests(graph._clients.async_client().http.client, graph.timeouts)
+    record = await requests.run(read_run(server_thread, _checked_run(run_id), shown_thread=thread_name(thread_id)))
+    return AsyncRunHandle(_handle_run(graph, thread_id, record), record.status, record.server_status)
+
+
+def _list(thread_id: Any, limit: int, offset: int, status: str | None) -> Any:
+    for name, value in (("limit", limit), ("offset", offset)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < (1 if name == "limit" else 0):
+            raise ValueError(f"{name} must be an integer of at least {1 if name == 'limit' else 0}, got {value!r}")
+    statuses = ("pending", "running", "success", "error", "timeout", "interrupted")
+    if status is not None and status not in statuses:
+        raise ValueError(f"status must be one of {', '.join(statuses)}; got {status!r}")
+    return limit, offset, status
+
+
+def list_thread_runs(
+    graph: RemoteGraph, thread_id: Any, limit: int, offset: int, status: str | None
+) -> list[RunHandle]:
+    server_thread = graph.server_thread_id(_checked_thread(thread_id))
+    limit, offset, status = _list(thread_id, limit, offset, status)
+    requests = SyncRequests(graph._clients.sync_client().http.client, graph.timeouts)
+    records = requests.run(list_runs(server_thread, limit=limit, offset=offset, status=status))
+    return [RunHandle(_handle_run(graph, thread_id, r), r.status, r.server_status) for r in records]
+
+
+async def alist_thread_runs(
+    graph: RemoteGraph, thread_id: Any, limit: int, offset: int, status: str | None
+) -> list[AsyncRunHandle]:
+    server_thread = graph.server_thread_id(_checked_thread(thread_id))
+    limit, offset, status = _list(thread_id, limit, offset, status)
+    requests = AsyncRequests(graph._clients.async_client().http.client, graph.timeouts)
+    records = await requests.run(list_runs(server_thread, limit=limit, offset=offset, status=status))
+    return [AsyncRunHandle(_handle_run(graph, thread_id, r), r.status, r.server_status) for r in records]
+
+
+def _checked_thread(thread_id: Any) -> Any:
+    if thread_id is None:
+        raise TypeError("thread_id= is required: a run is found on its thread")
+    return thread_id
+
+
+def _checked_run(run_id: object) -> str:
+    if not isinstance(run_id, str) or not run_id:
+        raise ValueError(f"run_id must be a non-empty string, got {run_id!r}")
+    return run_id
