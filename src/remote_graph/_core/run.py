@@ -585,12 +585,14 @@ class RunDriver:
         self._events_gone("its stream no longer begins where the join asked")
 
     def _events_gone(self, why: str) -> NoReturn:
+        # The run itself is fine: the join only cannot show it, so it is not cancelled.
         start = "the event after the cursor" if self._join is not None and self._join.after else "its first event"
         self._fail(
             RunEventsGoneError(
                 f"cannot join run {self.run_id} from {start}: {why}; the server no longer holds those events "
                 "(or the run was started without a resumable stream)"
-            )
+            ),
+            verdict=True,
         )
 
     def _end(self, verdict: _Verdict) -> Conversation:
