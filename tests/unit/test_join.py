@@ -35,7 +35,6 @@ from tests.unit.fake_run import (
     START,
     THREAD,
     TID,
-    VERDICT,
     Clock,
     Conn,
     FakeServer,
