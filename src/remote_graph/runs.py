@@ -91,10 +91,11 @@ class _HandleBase:
         self.status = record.status
         self.server_status = record.server_status
 
-    def _join_kwargs(self, stream_mode: Any) -> dict[str, Any]:
+    def _join_kwargs(self, after: str | None, stream_mode: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
         if self.kind == "v3":
-            return {"version": "v3"}
-        return {"stream_mode": stream_mode if stream_mode is not None else self._run.stream_mode}
+            return {"thread_id": self.thread_id, "after": after, "version": "v3", **kwargs}
+        mode = stream_mode if stream_mode is not None else self._run.stream_mode
+        return {"thread_id": self.thread_id, "after": after, "version": "v1", "stream_mode": mode, **kwargs}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(run_id={self.run_id!r}, thread_id={self.thread_id!r}, status={self.status!r})"
@@ -144,10 +145,7 @@ class RunHandle(_HandleBase):
     def join(self, *, after: str | None = None, stream_mode: Any = None, **kwargs: Any) -> Any:
         """Follow the run: ``RemoteGraph.join`` for this run (a classic run
         joins with the stream modes it was started with, unless given)."""
-        run = self._run
-        return run.graph.join(
-            run.run_id, thread_id=run.thread_id, after=after, **self._join_kwargs(stream_mode), **kwargs
-        )
+        return self._run.graph.join(self.run_id, **self._join_kwargs(after, stream_mode, kwargs))
 
 
 class AsyncRunHandle(_HandleBase):
@@ -178,10 +176,7 @@ class AsyncRunHandle(_HandleBase):
 
     async def join(self, *, after: str | None = None, stream_mode: Any = None, **kwargs: Any) -> Any:
         """Follow the run: ``RemoteGraph.ajoin`` for this run."""
-        run = self._run
-        return await run.graph.ajoin(
-            run.run_id, thread_id=run.thread_id, after=after, **self._join_kwargs(stream_mode), **kwargs
-        )
+        return await self._run.graph.ajoin(self.run_id, **self._join_kwargs(after, stream_mode, kwargs))
 
 
 def _timeout(timeout: object) -> float:
