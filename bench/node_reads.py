@@ -57,9 +57,7 @@ def main(argv: list[str] | None = None) -> int:
 
             def one() -> float:
                 started = time.perf_counter()
-                run = graph.stream_events(
-                    {"messages": [HumanMessage("hi")]}, {"configurable": {"thread_id": str(uuid.uuid4())}}, version="v3"
-                )
+                run = graph.stream_events({"messages": [HumanMessage("hi")]}, {"configurable": {"thread_id": str(uuid.uuid4())}}, version="v3")
                 for message in run.messages:
                     list(message.text)
                 run.output
