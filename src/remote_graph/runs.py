@@ -13,14 +13,13 @@ cancel runs (``RunHandle`` sync, ``AsyncRunHandle`` async).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 
-from remote_graph._aio import AsyncRequests, AsyncRunSource
+from remote_graph._aio import AsyncRequests
 from remote_graph._classic import ClassicCall
 from remote_graph._core.classic_wire import ClassicWire
 from remote_graph._core.commands import RunOptions
@@ -28,25 +27,22 @@ from remote_graph._core.join import JoinFrom, Kind, RunCursor
 from remote_graph._core.run import RunDriver
 from remote_graph._core.run_records import RunRecord, cancel_run, list_runs, read_run, wait_run
 from remote_graph._core.state import RunStatus
-from remote_graph._core.thread_ids import thread_name
+from remote_graph._core.thread_ids import server_thread_id, thread_name
+from remote_graph._deployment import Deployment, TransformerFactory
 from remote_graph._private import reject_v3_invariant_kwargs
-from remote_graph._sync import SyncRequests, SyncRunSource
+from remote_graph._sync import SyncRequests
+from remote_graph._v3 import _quiet
 from remote_graph.errors import RunMismatchError
 from remote_graph.streams import AsyncRemoteGraphRunStream, RemoteGraphRunStream
 
-if TYPE_CHECKING:
-    from remote_graph.graph import RemoteGraph, TransformerFactory
-
 __all__ = ["AsyncRunChunks", "AsyncRunHandle", "RunChunks", "RunHandle", "RunRecord"]
-
-_V3_WARNING = "The v3 streaming protocol on Pregel is experimental."
 
 
 @dataclass(frozen=True)
 class _Run:
     """One run of one graph, as a handle names it."""
 
-    graph: RemoteGraph
+    deployment: Deployment
     run_id: str
     # As the caller named it, and the server thread it maps to.
     thread_id: str
@@ -109,8 +105,7 @@ class RunHandle(_HandleBase):
     """
 
     def _requests(self) -> SyncRequests:
-        graph = self._run.graph
-        return SyncRequests(graph._clients.sync_client().http.client, graph.timeouts)
+        return self._run.deployment.sync_requests()
 
     def refresh(self) -> RunHandle:
         """Read the run's record again; returns this handle.
@@ -145,15 +140,14 @@ class RunHandle(_HandleBase):
     def join(self, *, after: str | None = None, stream_mode: Any = None, **kwargs: Any) -> Any:
         """Follow the run: ``RemoteGraph.join`` for this run (a classic run
         joins with the stream modes it was started with, unless given)."""
-        return self._run.graph.join(self.run_id, **self._join_kwargs(after, stream_mode, kwargs))
+        return join(self._run.deployment, self.run_id, **self._join_kwargs(after, stream_mode, kwargs))
 
 
 class AsyncRunHandle(_HandleBase):
     """Async variant of ``RunHandle``: the same methods, awaited."""
 
     def _requests(self) -> AsyncRequests:
-        graph = self._run.graph
-        return AsyncRequests(graph._clients.async_client().http.client, graph.timeouts)
+        return self._run.deployment.async_requests()
 
     async def refresh(self) -> AsyncRunHandle:
         """Read the run's record again; see ``RunHandle.refresh``."""
@@ -176,7 +170,7 @@ class AsyncRunHandle(_HandleBase):
 
     async def join(self, *, after: str | None = None, stream_mode: Any = None, **kwargs: Any) -> Any:
         """Follow the run: ``RemoteGraph.ajoin`` for this run."""
-        return await self._run.graph.ajoin(self.run_id, **self._join_kwargs(after, stream_mode, kwargs))
+        return await ajoin(self._run.deployment, self.run_id, **self._join_kwargs(after, stream_mode, kwargs))
 
 
 def _timeout(timeout: object) -> float:
@@ -195,10 +189,10 @@ class RunChunks(Iterator[Any]):
     ``stream()``, closing it before the run ended cancels the run.
     """
 
-    def __init__(self, call: ClassicCall, graph: RemoteGraph, thread_id: str) -> None:
+    def __init__(self, call: ClassicCall, thread_id: str) -> None:
         self._driver = call.driver
         self._thread_name = thread_id
-        self._chunks: Generator[Any, None, None] = call.iterate(graph)
+        self._chunks: Generator[Any, None, None] = call.iterate()
 
     @property
     def run_id(self) -> str | None:
@@ -225,10 +219,10 @@ class RunChunks(Iterator[Any]):
 class AsyncRunChunks(AsyncIterator[Any]):
     """Async variant of ``RunChunks``."""
 
-    def __init__(self, call: ClassicCall, graph: RemoteGraph, thread_id: str) -> None:
+    def __init__(self, call: ClassicCall, thread_id: str) -> None:
         self._driver = call.driver
         self._thread_name = thread_id
-        self._chunks: AsyncGenerator[Any, None] = call.aiterate(graph)
+        self._chunks: AsyncGenerator[Any, None] = call.aiterate()
 
     @property
     def run_id(self) -> str | None:
@@ -265,10 +259,10 @@ class _Start:
     stream_mode: str | Sequence[str] | None
     subgraphs: bool
 
-    def run(self, graph: RemoteGraph) -> _Run:
+    def run(self, deployment: Deployment) -> _Run:
         assert self.driver.run_id is not None
         return _Run(
-            graph,
+            deployment,
             self.driver.run_id,
             self.thread_name,
             self.driver.thread_id,
@@ -279,7 +273,7 @@ class _Start:
 
 
 def _starting(
-    graph: RemoteGraph,
+    deployment: Deployment,
     input: Any,
     config: RunnableConfig | None,
     stream_mode: str | Sequence[str] | None,
@@ -293,11 +287,13 @@ def _starting(
             raise TypeError("subgraphs= is a classic run's: a v3 run (no stream_mode=) streams subgraphs always")
         reject_v3_invariant_kwargs(kwargs)
         options = RunOptions.from_kwargs(kwargs, method)
-        driver, name = graph._driver(input, config, options)
+        root = deployment.root_run(input, config, options)
+        driver = deployment.driver(root.plan, root.thread_id, schemas=False)
         driver.detach()
-        return _Start(driver, graph._run_headers(options), name, "v3", None, False)
+        name = thread_name(root.config["configurable"]["thread_id"]) if root.thread_given else root.thread_id
+        return _Start(driver, deployment.run_headers(options), name, "v3", None, False)
     call = ClassicCall.start(
-        graph,
+        deployment,
         input,
         config,
         stream_mode=stream_mode,
@@ -316,43 +312,36 @@ def _starting(
 
 
 def start(
-    graph: RemoteGraph,
+    deployment: Deployment,
     input: Any,
     config: RunnableConfig | None,
     stream_mode: str | Sequence[str] | None,
     subgraphs: bool,
     kwargs: dict[str, Any],
 ) -> RunHandle:
-    started = _starting(graph, input, config, stream_mode, subgraphs, kwargs, "start()")
-    source = SyncRunSource(
-        graph._clients.sync_client().http.client, started.driver, started.headers, owner=graph._clients
-    )
-    for _ in source:  # a detached start yields no part
+    started = _starting(deployment, input, config, stream_mode, subgraphs, kwargs, "start()")
+    for _ in deployment.sync_source(started.driver, started.headers):  # a detached start yields no part
         pass
-    return RunHandle(started.run(graph), RunStatus.RUNNING, "pending")
+    return RunHandle(started.run(deployment), RunStatus.RUNNING, "pending")
 
 
 async def astart(
-    graph: RemoteGraph,
+    deployment: Deployment,
     input: Any,
     config: RunnableConfig | None,
     stream_mode: str | Sequence[str] | None,
     subgraphs: bool,
     kwargs: dict[str, Any],
 ) -> AsyncRunHandle:
-    started = _starting(graph, input, config, stream_mode, subgraphs, kwargs, "astart()")
-    source = AsyncRunSource(
-        graph._clients.async_client().http.client, started.driver, started.headers, owner=graph._clients
-    )
-    async for _ in source:  # a detached start yields no part
+    started = _starting(deployment, input, config, stream_mode, subgraphs, kwargs, "astart()")
+    async for _ in deployment.async_source(started.driver, started.headers):  # a detached start yields no part
         pass
-    return AsyncRunHandle(started.run(graph), RunStatus.RUNNING, "pending")
+    return AsyncRunHandle(started.run(deployment), RunStatus.RUNNING, "pending")
 
 
 def _join_from(run_id: object, after: object, kind: Kind) -> JoinFrom:
     """What a join asks for, checked before anything is sent."""
-    if not isinstance(run_id, str) or not run_id:
-        raise ValueError(f"run_id must be a non-empty string, got {run_id!r}")
+    run_id = _checked_run(run_id)
     cursor = RunCursor.decode(after) if after is not None else None
     if cursor is not None and cursor.run_id != run_id:
         raise RunMismatchError(f"the cursor given was taken from run {cursor.run_id}, not from run {run_id}")
@@ -363,20 +352,18 @@ def _join_from(run_id: object, after: object, kind: Kind) -> JoinFrom:
 
 
 def _thread_config(thread_id: object) -> RunnableConfig:
-    if thread_id is None:
-        raise TypeError("thread_id= is required: a run is found on its thread")
-    return {"configurable": {"thread_id": thread_id}}
+    return {"configurable": {"thread_id": _checked_thread(thread_id)}}
 
 
-def _v3_driver(graph: RemoteGraph, run_id: object, thread_id: object, after: object) -> tuple[RunDriver, str]:
+def _v3_driver(deployment: Deployment, run_id: object, thread_id: object, after: object) -> tuple[RunDriver, str]:
     join = _join_from(run_id, after, "v3")
-    plan, merged, server_thread, _ = graph._plan(None, _thread_config(thread_id), RunOptions())
-    driver = RunDriver(plan, server_thread, timeouts=graph.timeouts, limits=graph.limits, join=join)
-    return driver, thread_name(merged["configurable"]["thread_id"])
+    root = deployment.root_run(None, _thread_config(thread_id), RunOptions())
+    driver = deployment.driver(root.plan, root.thread_id, schemas=False, join=join)
+    return driver, thread_name(root.config["configurable"]["thread_id"])
 
 
 def _classic_call(
-    graph: RemoteGraph,
+    deployment: Deployment,
     run_id: object,
     thread_id: object,
     after: object,
@@ -389,7 +376,7 @@ def _classic_call(
         raise TypeError(f"{method} of classic chunks needs the stream_mode= the run was started with (or version='v3')")
     join = _join_from(run_id, after, "classic")
     return ClassicCall.start(
-        graph,
+        deployment,
         None,
         _thread_config(thread_id),
         stream_mode=stream_mode,
@@ -403,8 +390,13 @@ def _classic_call(
     )
 
 
+def _no_classic_settings(stream_mode: object, subgraphs: bool) -> None:
+    if stream_mode is not None or subgraphs:
+        raise TypeError("a v3 join takes no stream_mode= or subgraphs=, as stream_events(version='v3') takes none")
+
+
 def join(
-    graph: RemoteGraph,
+    deployment: Deployment,
     run_id: str,
     thread_id: Any,
     after: str | None,
@@ -414,23 +406,19 @@ def join(
     transformers: Sequence[TransformerFactory] | None,
 ) -> RemoteGraphRunStream | RunChunks:
     if version == "v3":
-        if stream_mode is not None or subgraphs:
-            raise TypeError("a v3 join takes no stream_mode= or subgraphs=, as stream_events(version='v3') takes none")
-        mux = graph._mux(transformers, is_async=False)
-        driver, name = _v3_driver(graph, run_id, thread_id, after)
-        source = SyncRunSource(
-            graph._clients.sync_client().http.client, driver, graph._run_headers(RunOptions()), owner=graph._clients
-        )
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=_V3_WARNING)
+        _no_classic_settings(stream_mode, subgraphs)
+        driver, name = _v3_driver(deployment, run_id, thread_id, after)
+        source = deployment.sync_source(driver, deployment.run_headers(RunOptions()))
+        mux = deployment.mux(transformers, is_async=False)
+        with _quiet():
             return RemoteGraphRunStream(source, mux, driver, thread_id=name)
     _classic_version(version, transformers)
-    call = _classic_call(graph, run_id, thread_id, after, stream_mode, subgraphs, version, "join()")
-    return RunChunks(call, graph, thread_name(thread_id))
+    call = _classic_call(deployment, run_id, thread_id, after, stream_mode, subgraphs, version, "join()")
+    return RunChunks(call, thread_name(thread_id))
 
 
 async def ajoin(
-    graph: RemoteGraph,
+    deployment: Deployment,
     run_id: str,
     thread_id: Any,
     after: str | None,
@@ -440,19 +428,15 @@ async def ajoin(
     transformers: Sequence[TransformerFactory] | None,
 ) -> AsyncRemoteGraphRunStream | AsyncRunChunks:
     if version == "v3":
-        if stream_mode is not None or subgraphs:
-            raise TypeError("a v3 join takes no stream_mode= or subgraphs=, as stream_events(version='v3') takes none")
-        mux = graph._mux(transformers, is_async=True)
-        driver, name = _v3_driver(graph, run_id, thread_id, after)
-        source = AsyncRunSource(
-            graph._clients.async_client().http.client, driver, graph._run_headers(RunOptions()), owner=graph._clients
-        )
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=_V3_WARNING)
+        _no_classic_settings(stream_mode, subgraphs)
+        driver, name = _v3_driver(deployment, run_id, thread_id, after)
+        source = deployment.async_source(driver, deployment.run_headers(RunOptions()))
+        mux = deployment.mux(transformers, is_async=True)
+        with _quiet():
             return AsyncRemoteGraphRunStream(source, mux, driver, thread_id=name)
     _classic_version(version, transformers)
-    call = _classic_call(graph, run_id, thread_id, after, stream_mode, subgraphs, version, "ajoin()")
-    return AsyncRunChunks(call, graph, thread_name(thread_id))
+    call = _classic_call(deployment, run_id, thread_id, after, stream_mode, subgraphs, version, "ajoin()")
+    return AsyncRunChunks(call, thread_name(thread_id))
 
 
 def _classic_version(version: object, transformers: object) -> None:
@@ -462,60 +446,57 @@ def _classic_version(version: object, transformers: object) -> None:
         raise TypeError("transformers= is a v3 join's option (version='v3')")
 
 
-def _handle_run(graph: RemoteGraph, thread_id: Any, record: RunRecord) -> _Run:
+def _server_thread(deployment: Deployment, thread_id: Any) -> str:
+    return server_thread_id(_checked_thread(thread_id), deployment.map_thread_id, "thread_id")
+
+
+def _handle_run(deployment: Deployment, thread_id: Any, record: RunRecord) -> _Run:
     return _Run(
-        graph,
+        deployment,
         record.run_id,
         thread_name(thread_id),
-        graph.server_thread_id(thread_id),
+        _server_thread(deployment, thread_id),
         record.kind,
         None,
         record.subgraphs,
     )
 
 
-def get_run(graph: RemoteGraph, run_id: str, thread_id: Any) -> RunHandle:
-    server_thread = graph.server_thread_id(_checked_thread(thread_id))
-    requests = SyncRequests(graph._clients.sync_client().http.client, graph.timeouts)
-    record = requests.run(read_run(server_thread, _checked_run(run_id), shown_thread=thread_name(thread_id)))
-    return RunHandle(_handle_run(graph, thread_id, record), record.status, record.server_status)
+def get_run(deployment: Deployment, run_id: str, thread_id: Any) -> RunHandle:
+    read = read_run(_server_thread(deployment, thread_id), _checked_run(run_id), shown_thread=thread_name(thread_id))
+    record = deployment.sync_requests().run(read)
+    return RunHandle(_handle_run(deployment, thread_id, record), record.status, record.server_status)
 
 
-async def aget_run(graph: RemoteGraph, run_id: str, thread_id: Any) -> AsyncRunHandle:
-    server_thread = graph.server_thread_id(_checked_thread(thread_id))
-    requests = AsyncRequests(graph._clients.async_client().http.client, graph.timeouts)
-    record = await requests.run(read_run(server_thread, _checked_run(run_id), shown_thread=thread_name(thread_id)))
-    return AsyncRunHandle(_handle_run(graph, thread_id, record), record.status, record.server_status)
+async def aget_run(deployment: Deployment, run_id: str, thread_id: Any) -> AsyncRunHandle:
+    read = read_run(_server_thread(deployment, thread_id), _checked_run(run_id), shown_thread=thread_name(thread_id))
+    record = await deployment.async_requests().run(read)
+    return AsyncRunHandle(_handle_run(deployment, thread_id, record), record.status, record.server_status)
 
 
-def _list(thread_id: Any, limit: int, offset: int, status: str | None) -> Any:
-    for name, value in (("limit", limit), ("offset", offset)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < (1 if name == "limit" else 0):
-            raise ValueError(f"{name} must be an integer of at least {1 if name == 'limit' else 0}, got {value!r}")
+def _listing(deployment: Deployment, thread_id: Any, limit: int, offset: int, status: str | None) -> Any:
+    """The conversation listing a thread's runs, its arguments checked."""
+    for name, value, least in (("limit", limit, 1), ("offset", offset, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(f"{name} must be an integer of at least {least}, got {value!r}")
     statuses = ("pending", "running", "success", "error", "timeout", "interrupted")
     if status is not None and status not in statuses:
         raise ValueError(f"status must be one of {', '.join(statuses)}; got {status!r}")
-    return limit, offset, status
+    return list_runs(_server_thread(deployment, thread_id), limit=limit, offset=offset, status=status)
 
 
 def list_thread_runs(
-    graph: RemoteGraph, thread_id: Any, limit: int, offset: int, status: str | None
+    deployment: Deployment, thread_id: Any, limit: int, offset: int, status: str | None
 ) -> list[RunHandle]:
-    server_thread = graph.server_thread_id(_checked_thread(thread_id))
-    limit, offset, status = _list(thread_id, limit, offset, status)
-    requests = SyncRequests(graph._clients.sync_client().http.client, graph.timeouts)
-    records = requests.run(list_runs(server_thread, limit=limit, offset=offset, status=status))
-    return [RunHandle(_handle_run(graph, thread_id, r), r.status, r.server_status) for r in records]
+    records = deployment.sync_requests().run(_listing(deployment, thread_id, limit, offset, status))
+    return [RunHandle(_handle_run(deployment, thread_id, r), r.status, r.server_status) for r in records]
 
 
 async def alist_thread_runs(
-    graph: RemoteGraph, thread_id: Any, limit: int, offset: int, status: str | None
+    deployment: Deployment, thread_id: Any, limit: int, offset: int, status: str | None
 ) -> list[AsyncRunHandle]:
-    server_thread = graph.server_thread_id(_checked_thread(thread_id))
-    limit, offset, status = _list(thread_id, limit, offset, status)
-    requests = AsyncRequests(graph._clients.async_client().http.client, graph.timeouts)
-    records = await requests.run(list_runs(server_thread, limit=limit, offset=offset, status=status))
-    return [AsyncRunHandle(_handle_run(graph, thread_id, r), r.status, r.server_status) for r in records]
+    records = await deployment.async_requests().run(_listing(deployment, thread_id, limit, offset, status))
+    return [AsyncRunHandle(_handle_run(deployment, thread_id, r), r.status, r.server_status) for r in records]
 
 
 def _checked_thread(thread_id: Any) -> Any:
