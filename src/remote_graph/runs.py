@@ -399,11 +399,11 @@ def join(
     deployment: Deployment,
     run_id: str,
     thread_id: Any,
-    after: str | None,
-    version: Literal["v1", "v2", "v3"],
-    stream_mode: str | Sequence[str] | None,
-    subgraphs: bool,
-    transformers: Sequence[TransformerFactory] | None,
+    after: str | None = None,
+    version: Literal["v1", "v2", "v3"] = "v3",
+    stream_mode: str | Sequence[str] | None = None,
+    subgraphs: bool = False,
+    transformers: Sequence[TransformerFactory] | None = None,
 ) -> RemoteGraphRunStream | RunChunks:
     if version == "v3":
         _no_classic_settings(stream_mode, subgraphs)
@@ -421,11 +421,11 @@ async def ajoin(
     deployment: Deployment,
     run_id: str,
     thread_id: Any,
-    after: str | None,
-    version: Literal["v1", "v2", "v3"],
-    stream_mode: str | Sequence[str] | None,
-    subgraphs: bool,
-    transformers: Sequence[TransformerFactory] | None,
+    after: str | None = None,
+    version: Literal["v1", "v2", "v3"] = "v3",
+    stream_mode: str | Sequence[str] | None = None,
+    subgraphs: bool = False,
+    transformers: Sequence[TransformerFactory] | None = None,
 ) -> AsyncRemoteGraphRunStream | AsyncRunChunks:
     if version == "v3":
         _no_classic_settings(stream_mode, subgraphs)
