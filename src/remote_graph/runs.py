@@ -182,24 +182,21 @@ def _timeout(timeout: object) -> float:
 # --- classic joins -------------------------------------------------------------------------
 
 
-class RunChunks(Iterator[Any]):
-    """The chunks a classic join yields, as ``stream()`` yields them for that run.
-
-    ``cursor`` says where the join stands after each chunk. As with
-    ``stream()``, closing it before the run ended cancels the run.
-    """
+class _Chunks:
+    """What a classic join's chunks say of their run, sync or async."""
 
     def __init__(self, call: ClassicCall, thread_id: str) -> None:
         self._driver = call.driver
         self._thread_name = thread_id
-        self._chunks: Generator[Any, None, None] = call.iterate()
 
     @property
     def run_id(self) -> str | None:
+        """The joined run's id."""
         return self._driver.run_id
 
     @property
     def thread_id(self) -> str:
+        """The run's thread, as the caller named it."""
         return self._thread_name
 
     @property
@@ -207,6 +204,18 @@ class RunChunks(Iterator[Any]):
         """Where a join resumes to yield exactly the chunks after the last one
         yielded; see ``RemoteGraphRunStream.cursor``."""
         return self._driver.cursor
+
+
+class RunChunks(_Chunks, Iterator[Any]):
+    """The chunks a classic join yields, as ``stream()`` yields them for that run.
+
+    ``cursor`` says where the join stands after each chunk. As with
+    ``stream()``, closing it before the run ended cancels the run.
+    """
+
+    def __init__(self, call: ClassicCall, thread_id: str) -> None:
+        super().__init__(call, thread_id)
+        self._chunks: Generator[Any, None, None] = call.iterate()
 
     def __next__(self) -> Any:
         return next(self._chunks)
@@ -216,26 +225,12 @@ class RunChunks(Iterator[Any]):
         self._chunks.close()
 
 
-class AsyncRunChunks(AsyncIterator[Any]):
+class AsyncRunChunks(_Chunks, AsyncIterator[Any]):
     """Async variant of ``RunChunks``."""
 
     def __init__(self, call: ClassicCall, thread_id: str) -> None:
-        self._driver = call.driver
-        self._thread_name = thread_id
+        super().__init__(call, thread_id)
         self._chunks: AsyncGenerator[Any, None] = call.aiterate()
-
-    @property
-    def run_id(self) -> str | None:
-        return self._driver.run_id
-
-    @property
-    def thread_id(self) -> str:
-        return self._thread_name
-
-    @property
-    def cursor(self) -> str | None:
-        """See ``RunChunks.cursor``."""
-        return self._driver.cursor
 
     async def __anext__(self) -> Any:
         return await self._chunks.__anext__()
@@ -390,9 +385,24 @@ def _classic_call(
     )
 
 
-def _no_classic_settings(stream_mode: object, subgraphs: bool) -> None:
+def _planned(
+    deployment: Deployment,
+    run_id: str,
+    thread_id: Any,
+    after: str | None,
+    version: Literal["v1", "v2", "v3"],
+    stream_mode: str | Sequence[str] | None,
+    subgraphs: bool,
+    transformers: Sequence[TransformerFactory] | None,
+    method: str,
+) -> tuple[RunDriver, str] | ClassicCall:
+    """A join's run, checked and planned: a v3 join's driver and thread name, or a classic join's call."""
+    if version != "v3":
+        _classic_version(version, transformers)
+        return _classic_call(deployment, run_id, thread_id, after, stream_mode, subgraphs, version, method)
     if stream_mode is not None or subgraphs:
         raise TypeError("a v3 join takes no stream_mode= or subgraphs=, as stream_events(version='v3') takes none")
+    return _v3_driver(deployment, run_id, thread_id, after)
 
 
 def join(
@@ -405,16 +415,13 @@ def join(
     subgraphs: bool = False,
     transformers: Sequence[TransformerFactory] | None = None,
 ) -> RemoteGraphRunStream | RunChunks:
-    if version == "v3":
-        _no_classic_settings(stream_mode, subgraphs)
-        driver, name = _v3_driver(deployment, run_id, thread_id, after)
-        source = deployment.sync_source(driver, deployment.run_headers(RunOptions()))
-        mux = deployment.mux(transformers, is_async=False)
-        with _quiet():
-            return RemoteGraphRunStream(source, mux, driver, thread_id=name)
-    _classic_version(version, transformers)
-    call = _classic_call(deployment, run_id, thread_id, after, stream_mode, subgraphs, version, "join()")
-    return RunChunks(call, thread_name(thread_id))
+    planned = _planned(deployment, run_id, thread_id, after, version, stream_mode, subgraphs, transformers, "join()")
+    if isinstance(planned, ClassicCall):
+        return RunChunks(planned, thread_name(thread_id))
+    driver, name = planned
+    source = deployment.sync_source(driver, deployment.run_headers(RunOptions()))
+    with _quiet():
+        return RemoteGraphRunStream(source, deployment.mux(transformers, is_async=False), driver, thread_id=name)
 
 
 async def ajoin(
@@ -427,16 +434,13 @@ async def ajoin(
     subgraphs: bool = False,
     transformers: Sequence[TransformerFactory] | None = None,
 ) -> AsyncRemoteGraphRunStream | AsyncRunChunks:
-    if version == "v3":
-        _no_classic_settings(stream_mode, subgraphs)
-        driver, name = _v3_driver(deployment, run_id, thread_id, after)
-        source = deployment.async_source(driver, deployment.run_headers(RunOptions()))
-        mux = deployment.mux(transformers, is_async=True)
-        with _quiet():
-            return AsyncRemoteGraphRunStream(source, mux, driver, thread_id=name)
-    _classic_version(version, transformers)
-    call = _classic_call(deployment, run_id, thread_id, after, stream_mode, subgraphs, version, "ajoin()")
-    return AsyncRunChunks(call, thread_name(thread_id))
+    planned = _planned(deployment, run_id, thread_id, after, version, stream_mode, subgraphs, transformers, "ajoin()")
+    if isinstance(planned, ClassicCall):
+        return AsyncRunChunks(planned, thread_name(thread_id))
+    driver, name = planned
+    source = deployment.async_source(driver, deployment.run_headers(RunOptions()))
+    with _quiet():
+        return AsyncRemoteGraphRunStream(source, deployment.mux(transformers, is_async=True), driver, thread_id=name)
 
 
 def _classic_version(version: object, transformers: object) -> None:
