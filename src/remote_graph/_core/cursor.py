@@ -23,9 +23,15 @@ class ResumeCursor:
 
     __slots__ = ("_boundary", "_newest")
 
-    def __init__(self) -> None:
-        self._boundary = FROM_START
-        self._newest: str | None = None
+    def __init__(self, boundary: str = FROM_START, newest: str | None = None) -> None:
+        # A join resumes a cursor another caller stored (``join.RunCursor``).
+        self._boundary = boundary
+        self._newest = newest
+
+    @property
+    def newest(self) -> str | None:
+        """The newest frame id seen, ``None`` before the first."""
+        return self._newest
 
     @property
     def last_event_id(self) -> str:
