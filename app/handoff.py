@@ -1,0 +1,89 @@
+"""Graphs that hand off to their parent: ``Command(graph=Command.PARENT, ...)``.
+
+``handoff`` runs two steps, then its second node hands off to the parent's
+node ``b`` with an update of the parent's ``entries``. ``alice`` and ``bob`` are
+swarm agents (langgraph-swarm's handoff tools over the scripted chat model):
+alice hands off to bob, bob hands back, and alice answers.
+
+Self-contained: the server loads each module of ``langgraph.json`` by path.
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
+
+from classic import ScriptedChatModel
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langgraph.graph import START, StateGraph
+from langgraph.prebuilt import create_react_agent
+from langgraph.pregel import Pregel
+from langgraph.types import Command
+from langgraph_swarm import create_handoff_tool
+from typing_extensions import TypedDict
+
+
+class HandoffState(TypedDict):
+    entries: Annotated[list[str], operator.add]
+
+
+def build_handoff() -> StateGraph:
+    """``one`` then ``two``; ``two`` hands off to the parent's ``b``."""
+
+    def one(state: HandoffState) -> dict[str, Any]:
+        return {"entries": ["one"]}
+
+    def two(state: HandoffState) -> Command[Any]:
+        return Command(graph=Command.PARENT, goto="b", update={"entries": [f"handed-off-after-{len(state['entries']) + 1}"]})
+
+    g = StateGraph(HandoffState)
+    g.add_node("one", one)
+    g.add_node("two", two)
+    g.add_edge(START, "one")
+    g.add_edge("one", "two")
+    return g
+
+
+def _transferred_to(messages: Sequence[BaseMessage], name: str) -> bool:
+    last = messages[-1] if messages else None
+    return isinstance(last, ToolMessage) and str(last.content) == f"Successfully transferred to {name}"
+
+
+def _handoff_call(to: str, turn: int) -> AIMessage:
+    call = {"id": f"call_{to}_{turn}", "name": f"transfer_to_{to}", "args": {}, "type": "tool_call"}
+    return AIMessage(content="", tool_calls=[call])  # type: ignore[list-item]
+
+
+def alice_script(messages: Sequence[BaseMessage]) -> AIMessage:
+    """Hands a new question to bob; answers once bob hands it back."""
+    if _transferred_to(messages, "alice"):
+        return AIMessage(content="alice answers: 42")
+    return _handoff_call("bob", len(messages))
+
+
+def bob_script(messages: Sequence[BaseMessage]) -> AIMessage:
+    """Hands straight back to alice."""
+    return _handoff_call("alice", len(messages))
+
+
+def _agent(name: str, script: Callable[[Sequence[BaseMessage]], AIMessage], to: str) -> Pregel:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return create_react_agent(ScriptedChatModel(script=script), [create_handoff_tool(agent_name=to)], name=name)
+
+
+def build_alice() -> Pregel:
+    return _agent("alice", alice_script, "bob")
+
+
+def build_bob() -> Pregel:
+    return _agent("bob", bob_script, "alice")
+
+
+BUILDERS: dict[str, Callable[[], StateGraph | Pregel]] = {"handoff": build_handoff, "alice": build_alice, "bob": build_bob}
+
+handoff = build_handoff().compile()
+alice = build_alice()
+bob = build_bob()
