@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import operator
 import warnings
+from decimal import Decimal
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
@@ -36,13 +37,27 @@ def build_handoff() -> StateGraph:
         return {"entries": ["one"]}
 
     def two(state: HandoffState) -> Command[Any]:
-        return Command(graph=Command.PARENT, goto="b", update={"entries": [f"handed-off-after-{len(state['entries']) + 1}"]})
+        return Command(
+            graph=Command.PARENT, goto="b", update={"entries": [f"handed-off-after-{len(state['entries']) + 1}"]}
+        )
 
     g = StateGraph(HandoffState)
     g.add_node("one", one)
     g.add_node("two", two)
     g.add_edge(START, "one")
     g.add_edge("one", "two")
+    return g
+
+
+def build_handoff_odd() -> StateGraph:
+    """Hands off to the parent's ``b`` with a value whose repr is no literal (a ``Decimal``)."""
+
+    def odd(state: HandoffState) -> Command[Any]:
+        return Command(graph=Command.PARENT, goto="b", update={"entries": [Decimal("1.5")]})
+
+    g = StateGraph(HandoffState)
+    g.add_node("odd", odd)
+    g.add_edge(START, "odd")
     return g
 
 
@@ -82,8 +97,14 @@ def build_bob() -> Pregel:
     return _agent("bob", bob_script, "alice")
 
 
-BUILDERS: dict[str, Callable[[], StateGraph | Pregel]] = {"handoff": build_handoff, "alice": build_alice, "bob": build_bob}
+BUILDERS: dict[str, Callable[[], StateGraph | Pregel]] = {
+    "handoff": build_handoff,
+    "handoff_odd": build_handoff_odd,
+    "alice": build_alice,
+    "bob": build_bob,
+}
 
 handoff = build_handoff().compile()
+handoff_odd = build_handoff_odd().compile()
 alice = build_alice()
 bob = build_bob()

@@ -29,7 +29,7 @@ from uuid import UUID, uuid4, uuid5
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import get_async_callback_manager_for_config
-from langgraph.errors import GraphInterrupt
+from langgraph.errors import GraphInterrupt, ParentCommand
 from langgraph.types import GraphOutput, Interrupt
 
 from remote_graph._aio import AsyncRunSource
@@ -422,7 +422,9 @@ class NestedCall:
             for part in source:
                 yield from self._take(part)
         except Exception as exc:
-            raise self._failed(exc)
+            if (handoff := self._failed(exc)) is None:
+                raise
+            raise handoff from None
         finally:
             source.close()
         self._check_ended()
@@ -445,7 +447,9 @@ class NestedCall:
                     for chunk in self._take(part):
                         yield chunk
             except Exception as exc:
-                raise self._failed(exc)
+                if (handoff := self._failed(exc)) is None:
+                    raise
+                raise handoff from None
             finally:
                 await source.aclose()
             self._check_ended()
@@ -486,11 +490,12 @@ class NestedCall:
             for chunk in chunks:
                 self.task.write(chunk)
 
-    def _failed(self, error: Exception) -> Exception:
-        """What the call raises for the run's failure: a handoff to the parent
-        becomes the ``ParentCommand`` a local child raises (``_core.handoff``)."""
+    def _failed(self, error: Exception) -> ParentCommand | None:
+        """The run failed: what it wrote still reaches the parent; a handoff to
+        the parent becomes the ``ParentCommand`` a local child raises
+        (``_core.handoff``), any other failure is raised as it is (``None``)."""
         self._write_owed()
-        return parent_command(error, self.task.checkpoint_ns) if is_handoff(error) else error
+        return parent_command(error, self.task.checkpoint_ns) if is_handoff(error) else None
 
     def _write_owed(self) -> None:
         """The child failed: what it produced before still reaches the parent, as a

@@ -9,11 +9,14 @@ reports only ``{"error": "ParentCommand", "message": repr(command)}``.
 
 ``parent_command`` rebuilds the command from that repr with a strict
 parser: Python literals, and calls of an allow-list of langgraph and
-langchain types (``Command``, ``Send``, ``Overwrite``, the message classes),
-never ``eval``. The command is handed to the parent only when its own
+langchain types (``Command``, ``Send``, the message classes), never
+``eval``. The command is handed to the parent only when its own
 ``repr`` is exactly the text the server sent; anything else raises
 ``RemoteHandoffError`` naming what could not be rebuilt, so the parent never
-routes on a command rebuilt wrongly. It never does I/O.
+routes on a command rebuilt wrongly. ``Command``'s repr erases dataclasses
+(``dataclasses.asdict``): a dataclass in the update arrives as its dict, as a
+dataclass in a deployed graph's state does; langgraph reads an erased
+``Overwrite`` as an overwrite still. It never does I/O.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 
 from langchain_core import messages
 from langgraph.errors import ParentCommand
-from langgraph.types import Command, Overwrite, Send
+from langgraph.types import Command, Send
 
 from remote_graph.errors import RemoteHandoffError, RemoteRunError
 
@@ -49,7 +52,6 @@ _MESSAGE_TYPES = (
 ALLOWED_TYPES: dict[str, Any] = {
     "Command": Command,
     "Send": Send,
-    "Overwrite": Overwrite,
     **{name: getattr(messages, name) for name in _MESSAGE_TYPES},
 }
 """The types a handoff's repr may call, by the name its repr gives them."""
