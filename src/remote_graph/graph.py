@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any, Literal, overload
 from uuid import UUID
@@ -22,6 +22,7 @@ from langgraph.stream.transformers import (
 )
 from langgraph.types import All, Durability, StateSnapshot, StateUpdate, StreamMode
 from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
+from pydantic import BaseModel
 
 from remote_graph._aio import AsyncRunSource
 from remote_graph._classic import ClassicCall
@@ -41,6 +42,7 @@ from remote_graph._private import (
     normalize_stream_transformer_factories,
     reject_v3_invariant_kwargs,
 )
+from remote_graph._schemas import output_model, published, published_model
 from remote_graph._state import ThreadCalls
 from remote_graph._sync import SyncRunSource
 from remote_graph.nesting import ChildThreadId, NestedCall, default_child_thread_id
@@ -388,6 +390,47 @@ class RemoteGraph(_UpstreamRemoteGraph):
     ) -> RunnableConfig:
         """Async variant of ``bulk_update_state``."""
         return await self._thread_calls.async_(None).run(self._thread_calls.bulk(config, supersteps))
+
+    # --- schemas, from the server's published ones ---------------------------
+
+    def get_input_schema(self, config: RunnableConfig | None = None) -> type[BaseModel]:
+        """A pydantic model of the graph's input, from the JSON schema the server publishes.
+
+        Its ``model_json_schema()`` is the published input schema, which is what
+        a local graph's ``get_input_jsonschema()`` gives; ``input_schema`` and
+        ``as_tool`` read it. The schemas are asked for once per ``RemoteGraph``.
+        """
+        return published_model(self.get_name("Input"), self._published().get("input_schema"))
+
+    def get_output_schema(self, config: RunnableConfig | None = None) -> type[BaseModel]:
+        """A pydantic model of the graph's output, from the JSON schema the server publishes.
+
+        As a local graph's, it is named ``{name}Output`` and each of its keys
+        is optional (``None`` by default).
+        """
+        return output_model(self.get_name("Output"), self._published().get("output_schema"))
+
+    def get_input_jsonschema(self, config: RunnableConfig | None = None) -> dict[str, Any]:
+        """The graph's input JSON schema, as the server publishes it."""
+        return self.get_input_schema(config).model_json_schema()
+
+    def get_output_jsonschema(self, config: RunnableConfig | None = None) -> dict[str, Any]:
+        """The graph's output JSON schema, as the server publishes it."""
+        return published_model(self.get_name("Output"), self._published().get("output_schema")).model_json_schema()
+
+    @property
+    def context_schema(self) -> type[BaseModel] | None:
+        """A pydantic model of the graph's runtime context, or ``None`` when it has no context schema."""
+        context = self._published().get("context_schema")
+        return published_model(self.get_name("Context"), context) if context else None
+
+    def get_context_jsonschema(self) -> dict[str, Any] | None:
+        """The graph's context JSON schema as the server publishes it, or ``None`` when it has none."""
+        model = self.context_schema
+        return model.model_json_schema() if model is not None else None
+
+    def _published(self) -> Mapping[str, Any]:
+        return self._thread_calls.sync(None).run(published(self.assistant_id, self._schemas))
 
     def get_subgraphs(
         self, *, namespace: str | None = None, recurse: bool = False

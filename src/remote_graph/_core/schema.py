@@ -78,6 +78,7 @@ class GraphSchemas:
         keys: The output schema's keys, or ``None`` when unknown.
         message_keys: State keys whose schema admits messages.
         plain_keys: State keys whose schema admits no message.
+        published: The server's schemas as it published them (empty when unknown).
     """
 
     def __init__(self) -> None:
@@ -87,10 +88,12 @@ class GraphSchemas:
         self.keys: frozenset[str] | None = None
         self.message_keys: frozenset[str] = frozenset()
         self.plain_keys: frozenset[str] = frozenset()
+        self.published: Mapping[str, Any] = {}
 
     def learn(self, schemas: Any) -> None:
         """Record the body of ``GET /assistants/{id}/schemas`` (``None``: the server could not say)."""
         self.known = True
+        self.published = dict(schemas) if isinstance(schemas, Mapping) else {}
         graph_id = schemas.get("graph_id") if isinstance(schemas, Mapping) else None
         self.graph_id = graph_id if isinstance(graph_id, str) and graph_id else None
         output = schemas.get("output_schema") if isinstance(schemas, Mapping) else None
