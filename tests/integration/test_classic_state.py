@@ -274,7 +274,7 @@ def test_classic_state_local_equals_remote(name: str, flavour: str, request: pyt
     assert objects(remote) == objects(local)
 
 
-# --- divergences kept on purpose (README: "Divergences from local") -----------------------
+# --- divergences kept on purpose (docs/divergences.md) ------------------------------------
 
 
 def test_probe_a_subgraph_of_a_deployed_graph_cannot_run_on_its_own(server_url: str) -> None:
