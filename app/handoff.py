@@ -2,7 +2,7 @@
 
 ``handoff`` runs two steps, then its second node hands off to the parent's
 node ``b`` with an update of the parent's ``entries``. ``alice`` and ``bob`` are
-swarm agents (langgraph-swarm's handoff tools over the scripted chat model):
+swarm agents (langgraph-swarm's handoff tool, written out, over the scripted chat model):
 alice hands off to bob, bob hands back, and alice answers.
 
 Self-contained: the server loads each module of ``langgraph.json`` by path.
@@ -18,11 +18,11 @@ from typing import Annotated, Any
 
 from classic import ScriptedChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from langgraph.graph import START, StateGraph
-from langgraph.prebuilt import create_react_agent
+from langgraph.prebuilt import InjectedState, create_react_agent
 from langgraph.pregel import Pregel
 from langgraph.types import Command
-from langgraph_swarm import create_handoff_tool
 from typing_extensions import TypedDict
 
 
@@ -81,6 +81,26 @@ def alice_script(messages: Sequence[BaseMessage]) -> AIMessage:
 def bob_script(messages: Sequence[BaseMessage]) -> AIMessage:
     """Hands straight back to alice."""
     return _handoff_call("alice", len(messages))
+
+
+def create_handoff_tool(*, agent_name: str) -> BaseTool:
+    """langgraph-swarm's handoff tool (``langgraph_swarm.create_handoff_tool``), written out
+    so the served module needs no langgraph-swarm: the same name, metadata and command."""
+    name = f"transfer_to_{agent_name}"
+
+    @tool(name, description=f"Ask agent '{agent_name}' for help")
+    def handoff_to_agent(
+        state: Annotated[Any, InjectedState], tool_call_id: Annotated[str, InjectedToolCallId]
+    ) -> Command[Any]:
+        message = ToolMessage(content=f"Successfully transferred to {agent_name}", name=name, tool_call_id=tool_call_id)
+        return Command(
+            goto=agent_name,
+            graph=Command.PARENT,
+            update={"messages": [*state["messages"], message], "active_agent": agent_name},
+        )
+
+    handoff_to_agent.metadata = {"__handoff_destination": agent_name}
+    return handoff_to_agent
 
 
 def _agent(name: str, script: Callable[[Sequence[BaseMessage]], AIMessage], to: str) -> Pregel:
