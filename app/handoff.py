@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import operator
 import warnings
-from decimal import Decimal
 from collections.abc import Callable, Sequence
+from decimal import Decimal
 from typing import Annotated, Any
 
 from classic import ScriptedChatModel
