@@ -9,9 +9,11 @@ from typing import Any
 
 import httpx
 import orjson
+from langchain_core.messages import BaseMessage
 
 from remote_graph._core.actions import Broken, OpenStream, Request, Response, Timeouts
 from remote_graph._core.failure import answer_error
+from remote_graph._core.message_wire import message_payload
 from remote_graph._private import sdk_orjson_default
 from remote_graph._redact import credential_forms, redact, scrub, secrets_of
 from remote_graph.errors import RemoteConnectionError, RemoteGraphError, RemoteProtocolError, RemoteTimeoutError
@@ -19,8 +21,13 @@ from remote_graph.errors import RemoteConnectionError, RemoteGraphError, RemoteP
 
 def encode(body: Any) -> bytes:
     """Serialize a request body exactly as the SDK's REST paths do (pydantic
-    models, messages, sets); a value the SDK cannot encode fails with TypeError."""
-    return orjson.dumps(body, sdk_orjson_default, orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
+    models, messages, sets), messages in the form the server rebuilds exactly
+    (``_core.message_wire``); a value the SDK cannot encode fails with TypeError."""
+    return orjson.dumps(body, _default, orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
+
+
+def _default(value: Any) -> Any:
+    return message_payload(value) if isinstance(value, BaseMessage) else sdk_orjson_default(value)
 
 
 def decode(content: bytes) -> Any:

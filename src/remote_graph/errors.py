@@ -23,6 +23,7 @@ __all__ = [
     "RunEventsGoneError",
     "RunMismatchError",
     "RunNotFoundError",
+    "RemoteHandoffError",
     "exception_from_repr",
     "remote_exception",
 ]
@@ -146,6 +147,35 @@ class RemoteRunError(RemoteGraphError):
         if type(self) is RemoteRunError:
             return super().__reduce__()
         return (_rebuild, (self.remote_type, self.args), self.__dict__ or None)
+
+
+class RemoteHandoffError(RemoteRunError):
+    """A remote graph handed off to its parent (``Command(graph=Command.PARENT)``)
+    with a command that cannot be rebuilt exactly here.
+
+    The server reports the command only as its ``repr``; the client rebuilds it
+    from literals and langgraph's and langchain's own types, and hands it to the
+    parent only when the rebuilt command's ``repr`` is the one the server sent.
+    Anything else (a value of another type, a repr that does not round-trip)
+    raises this error, naming what it could not rebuild, and the parent does
+    not route.
+
+    Attributes:
+        command: The command's repr, as the server reported it.
+    """
+
+    remote_type = "ParentCommand"
+
+    def __init__(self, message: str, command: str = "") -> None:
+        super().__init__(message, command)
+        self.command = command
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A class of its own, not one rebuilt from a type name.
+        return (type(self), self.args)
 
 
 # Rebuilt classes by remote type name. Bounded: a server naming a new type in

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any, Literal, overload
 from uuid import UUID
@@ -14,6 +14,7 @@ from langgraph.pregel.protocol import PregelProtocol
 from langgraph.pregel.remote import RemoteGraph as _UpstreamRemoteGraph
 from langgraph.types import All, Durability, StateSnapshot, StateUpdate, StreamMode
 from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
+from pydantic import BaseModel
 
 from remote_graph import runs as _runs
 from remote_graph._classic import ClassicCall
@@ -28,6 +29,7 @@ from remote_graph._deployment import Deployment, TransformerFactory
 from remote_graph._guard import check_config, guard_methods
 from remote_graph._invoke import InvokeCollector, collector_kwargs
 from remote_graph._private import normalize_stream_transformer_factories, reject_v3_invariant_kwargs
+from remote_graph._schemas import output_model, published, published_model
 from remote_graph._state import ThreadCalls
 from remote_graph._v3 import V3Call
 from remote_graph.nesting import ChildThreadId, NestedCall, default_child_thread_id, nested_call
@@ -422,6 +424,47 @@ class RemoteGraph(_UpstreamRemoteGraph):
         """Async variant of ``bulk_update_state``."""
         threads = self._threads()
         return await threads.async_(None).run(threads.bulk(config, supersteps))
+
+    # --- schemas, from the server's published ones ---------------------------
+
+    def get_input_schema(self, config: RunnableConfig | None = None) -> type[BaseModel]:
+        """A pydantic model of the graph's input, from the JSON schema the server publishes.
+
+        Its ``model_json_schema()`` is the published input schema, which is what
+        a local graph's ``get_input_jsonschema()`` gives; ``input_schema`` and
+        ``as_tool`` read it. The schemas are asked for once per ``RemoteGraph``.
+        """
+        return published_model(self.get_name("Input"), self._published().get("input_schema"))
+
+    def get_output_schema(self, config: RunnableConfig | None = None) -> type[BaseModel]:
+        """A pydantic model of the graph's output, from the JSON schema the server publishes.
+
+        As a local graph's, it is named ``{name}Output`` and each of its keys
+        is optional (``None`` by default).
+        """
+        return output_model(self.get_name("Output"), self._published().get("output_schema"))
+
+    def get_input_jsonschema(self, config: RunnableConfig | None = None) -> dict[str, Any]:
+        """The graph's input JSON schema, as the server publishes it."""
+        return self.get_input_schema(config).model_json_schema()
+
+    def get_output_jsonschema(self, config: RunnableConfig | None = None) -> dict[str, Any]:
+        """The graph's output JSON schema, as the server publishes it."""
+        return published_model(self.get_name("Output"), self._published().get("output_schema")).model_json_schema()
+
+    @property
+    def context_schema(self) -> type[BaseModel] | None:
+        """A pydantic model of the graph's runtime context, or ``None`` when it has no context schema."""
+        context = self._published().get("context_schema")
+        return published_model(self.get_name("Context"), context) if context else None
+
+    def get_context_jsonschema(self) -> dict[str, Any] | None:
+        """The graph's context JSON schema as the server publishes it, or ``None`` when it has none."""
+        model = self.context_schema
+        return model.model_json_schema() if model is not None else None
+
+    def _published(self) -> Mapping[str, Any]:
+        return self._deployment().sync_requests().run(published(self.assistant_id, self._schemas))
 
     def get_subgraphs(
         self, *, namespace: str | None = None, recurse: bool = False

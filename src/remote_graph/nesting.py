@@ -29,7 +29,7 @@ from uuid import UUID, uuid4, uuid5
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import get_async_callback_manager_for_config
-from langgraph.errors import GraphInterrupt
+from langgraph.errors import GraphInterrupt, ParentCommand
 from langgraph.types import GraphOutput, Interrupt
 
 from remote_graph import _private
@@ -38,6 +38,7 @@ from remote_graph._core.classic_nested import ClassicNestedRun
 from remote_graph._core.classic_wire import ClassicWire
 from remote_graph._core.commands import RunOptions, wire_config
 from remote_graph._core.events import revived_event, run_type
+from remote_graph._core.handoff import is_handoff, parent_command
 from remote_graph._core.nested import NestedRun, ParentResume
 from remote_graph._core.run import RunDriver
 from remote_graph._core.shape import CLASSIC_MODES, Shaper, server_modes
@@ -89,6 +90,8 @@ class ParentTask:
             config's ``lc_agent_name`` among it).
         consume_resume: Uses up the parent's plain resume value, as a local
             ``interrupt()`` that took it does.
+        checkpoint_ns: The task's checkpoint namespace as the parent's task
+            runner knows it: the ``graph`` of a handoff meant for the parent.
         context: The parent's runtime context, which a local child called
             without its own ``context`` inherits (``None`` if it has none).
         parent_thread: The parent's thread id, as the parent's chunks name it.
@@ -108,6 +111,7 @@ class ParentTask:
     resume: ParentResume | None
     metadata: Mapping[str, Any]
     consume_resume: Callable[[], None] = lambda: None
+    checkpoint_ns: str = ""
     context: Any = None
     v1_messages: Callable[[tuple[str, ...]], bool] | None = None
     parent_thread: str | None = None
@@ -130,7 +134,7 @@ def parent_task(
     conf: Mapping[str, Any] = config.get("configurable") or {}
     if _private.CONFIG_KEY_TASK_ID not in conf:
         return None
-    checkpoint_ns = str(conf.get(_private.CONFIG_KEY_CHECKPOINT_NS) or "")
+    checkpoint_ns = task_ns = str(conf.get(_private.CONFIG_KEY_CHECKPOINT_NS) or "")
     scratchpad = conf.get(_private.CONFIG_KEY_SCRATCHPAD)
     if isinstance(scratchpad, PregelScratchpad) and (count := subgraph_count(scratchpad)):
         # A second graph run in one task gets its own namespace, as a local child's does.
@@ -160,6 +164,7 @@ def parent_task(
         resume=resume,
         metadata={k: v for k, v in (config.get("metadata") or {}).items() if k in _TASK_METADATA_KEYS},
         consume_resume=consume,
+        checkpoint_ns=task_ns,
         context=getattr(conf.get(_private.CONFIG_KEY_RUNTIME), "context", None),
         v1_messages=_v1_messages_scope(config.get("callbacks")),
         parent_thread=thread_name(conf["thread_id"]) if conf.get("thread_id") is not None else None,
@@ -299,9 +304,10 @@ class NestedCall:
         try:
             for part in source:
                 yield from self._take(part)
-        except Exception:
-            self._write_owed()
-            raise
+        except Exception as exc:
+            if (handoff := self._failed(exc)) is None:
+                raise
+            raise handoff from None
         finally:
             source.close()
         self._check_ended()
@@ -320,9 +326,10 @@ class NestedCall:
                 async for part in source:
                     for chunk in self._take(part):
                         yield chunk
-            except Exception:
-                self._write_owed()
-                raise
+            except Exception as exc:
+                if (handoff := self._failed(exc)) is None:
+                    raise
+                raise handoff from None
             finally:
                 await source.aclose()
             self._check_ended()
@@ -362,6 +369,13 @@ class NestedCall:
         if self.task.write is not None:
             for chunk in chunks:
                 self.task.write(chunk)
+
+    def _failed(self, error: Exception) -> ParentCommand | None:
+        """The run failed: what it wrote still reaches the parent; a handoff to
+        the parent becomes the ``ParentCommand`` a local child raises
+        (``_core.handoff``), any other failure is raised as it is (``None``)."""
+        self._write_owed()
+        return parent_command(error, self.task.checkpoint_ns) if is_handoff(error) else None
 
     def _write_owed(self) -> None:
         """The child failed: what it produced before still reaches the parent, as a

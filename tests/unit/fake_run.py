@@ -393,7 +393,7 @@ class FakeServer:
 # --- driving ----------------------------------------------------------------------------------
 
 
-def plan(input: Any = None, *, thread_given: bool = False, assistant_id: str = "agent", **options: Any) -> StartPlan:
+def plan(input: Any = None, *, thread_given: bool = True, assistant_id: str = "agent", **options: Any) -> StartPlan:
     return StartPlan(
         assistant_id=assistant_id, input=input, config={}, options=RunOptions(**options), thread_given=thread_given
     )

@@ -384,12 +384,14 @@ def test_an_assistant_id_is_read_directly() -> None:
     "answers",
     [
         {("POST", "/assistants/search"): Response(403, {"detail": "Forbidden"})},
+        # A 404 that does not name the graph: no assistants API there for the caller.
+        {("POST", "/assistants/search"): Response(404, {"detail": "Not Found"})},
         {
             ("POST", "/assistants/search"): Response(200, [{"assistant_id": "a-1"}]),
             ("GET", "/assistants/a-1/schemas"): Response(404, {"detail": "Not Found"}),
         },
     ],
-    ids=["search-403", "schemas-404"],
+    ids=["search-403", "search-404", "schemas-404"],
 )
 def test_an_assistant_the_caller_cannot_see_leaves_the_schemas_unknown(answers: Any) -> None:
     learned = GraphSchemas()
@@ -397,7 +399,11 @@ def test_an_assistant_the_caller_cannot_see_leaves_the_schemas_unknown(answers: 
     assert learned.known and learned.keys is None and learned.plain_keys == frozenset()
 
 
-@pytest.mark.parametrize("unknown", [Response(200, []), Response(404, {"detail": "Graph 'probe' not found."})])
+@pytest.mark.parametrize(
+    "unknown",
+    [Response(200, []), Response(404, {"detail": "Graph 'probe' not found. Expected one of: ['chat', 'linear']"})],
+    ids=["none-found", "langgraph-api-404"],
+)
 def test_a_graph_name_the_server_does_not_serve_fails_naming_the_graphs_it_serves(unknown: Response) -> None:
     learned = GraphSchemas()
     served = [{"assistant_id": "a-1", "graph_id": "linear"}, {"assistant_id": "a-2", "graph_id": "chat"}]

@@ -930,7 +930,7 @@ def test_a_start_whose_answer_is_lost_fails_when_its_run_cannot_be_told(
 def test_a_start_whose_answer_is_lost_on_a_thread_of_its_own_takes_any_one_run_going() -> None:
     # No thread named: whatever runs on the fresh thread is this run's.
     server = FakeServer(completed_run(), [LOST_START], rest=runs_listed(mine(multitask_strategy="enqueue")))
-    driver, out = run(server, start=plan({"x": 1}, multitask_strategy="enqueue"))
+    driver, out = run(server, start=plan({"x": 1}, thread_given=False, multitask_strategy="enqueue"))
     assert out.error is None and driver.status is RunStatus.COMPLETED
 
 

@@ -39,6 +39,9 @@ A run fails along one path, ``_fail``; a run that may still be running on the
 server when it fails (it was not the server's verdict) is cancelled by the
 cleanup. ``abandon()`` switches to that cleanup conversation: cancel the run on
 the server if it may still be running, and record what the server answered.
+Every ending goes through it (the shells abandon a run that ended too), so it
+is also where a call made without a thread id deletes the thread the run made
+(``threadless``).
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ from remote_graph._core.limits import Limits
 from remote_graph._core.schema import GraphSchemas, learn_schemas
 from remote_graph._core.sse import SSEDecoder
 from remote_graph._core.state import Follow, Phase, RunState, RunStatus, Signal, status_from_server
+from remote_graph._core.threadless import forget_thread
 from remote_graph._core.v3_wire import V3Wire
 from remote_graph._core.wire import Part, Wire
 from remote_graph._private import sdk_orjson_default
@@ -190,6 +194,8 @@ class RunDriver:
             self._anchor = after.event_id if after is not None else ""
             self.wire.joined(after)
             self._named(join.run_id)
+        # Set once a request that may create the thread was sent.
+        self._thread_made = False
 
     # --- the shells' interface ---------------------------------------------------
 
@@ -300,6 +306,7 @@ class RunDriver:
             # the server gives a thread's metadata to every later run on it; a
             # local run's metadata stays on its own checkpoints. So the thread is
             # made first, with none.
+            self._thread_made = True
             reply = yield Request("POST", "/threads", json={"thread_id": self.thread_id, "if_exists": "do_nothing"})
             self._check_sent(reply, "making sure the thread exists")
             if not 200 <= reply.status < 300 and reply.status != 409:
@@ -308,6 +315,7 @@ class RunDriver:
             start = self.plan.request(self._thread_path, thread_state)
         except BaseException as exc:
             self._fail(exc)
+        self._thread_made = True
         reply = yield start
         if isinstance(reply, Broken) and not (reply.local or reply.unreachable):
             # The start may have reached the server and the run be going, with
@@ -652,7 +660,13 @@ class RunDriver:
 
     def _cleanup(self) -> Conversation:
         if self._detached and self.state.status is RunStatus.RUNNING:
+            # A detached start leaves its run going, on its thread, for a later join.
             return
+        yield from self._settle()
+        if not self.plan.thread_given and self._thread_made and self.state.status is not RunStatus.INTERRUPTED:
+            yield from forget_thread(self._thread_path)
+
+    def _settle(self) -> Conversation:
         if self.state.status is RunStatus.PENDING:
             self.state.move(RunStatus.CANCELLED)
             return

@@ -79,6 +79,7 @@ class GraphSchemas:
         keys: The output schema's keys, or ``None`` when unknown.
         message_keys: State keys whose schema admits messages.
         plain_keys: State keys whose schema admits no message.
+        published: The server's schemas as it published them (empty when unknown).
     """
 
     def __init__(self) -> None:
@@ -88,10 +89,12 @@ class GraphSchemas:
         self.keys: frozenset[str] | None = None
         self.message_keys: frozenset[str] = frozenset()
         self.plain_keys: frozenset[str] = frozenset()
+        self.published: Mapping[str, Any] = {}
 
     def learn(self, schemas: Any) -> None:
         """Record the body of ``GET /assistants/{id}/schemas`` (``None``: the server could not say)."""
         self.known = True
+        self.published = dict(schemas) if isinstance(schemas, Mapping) else {}
         graph_id = schemas.get("graph_id") if isinstance(schemas, Mapping) else None
         self.graph_id = graph_id if isinstance(graph_id, str) and graph_id else None
         output = schemas.get("output_schema") if isinstance(schemas, Mapping) else None
@@ -132,8 +135,8 @@ def learn_schemas(assistant_id: str, schemas: GraphSchemas) -> Generator[Request
         request = Request("POST", "/assistants/search", json={"graph_id": assistant_id, "limit": 1})
         reply = reply_or_raise((yield request), doing, allow=_UNSEEN)
         found = [] if reply.status in _UNSEEN else json_body(reply, doing, list)
-        if reply.status == 404 or not found and reply.status not in _UNSEEN:
-            # langgraph-api answers 404 for a graph it does not serve; another server may find none.
+        if _says_unknown(reply, assistant_id) or not found and reply.status not in _UNSEEN:
+            # langgraph-api answers 404 naming a graph it does not serve; another server may find none.
             raise (yield from _unknown_graph(assistant_id))
         if not found or not isinstance(found[0], Mapping) or not found[0].get("assistant_id"):
             schemas.learn(None)
@@ -147,13 +150,23 @@ def learn_schemas(assistant_id: str, schemas: GraphSchemas) -> Generator[Request
     schemas.assistant_id = assistant_id
 
 
+def _says_unknown(reply: Response, name: str) -> bool:
+    """Whether a refused search says the graph is unknown (langgraph-api: 404, its detail naming it),
+    rather than that the endpoint or the assistant is not there for the caller."""
+    detail = reply.body.get("detail") if reply.status == 404 and isinstance(reply.body, Mapping) else None
+    return isinstance(detail, str) and repr(name) in detail
+
+
 def _unknown_graph(name: str) -> Generator[Request, Response | Broken, RemoteCommandError]:
     """The error for a graph name the server has no assistant of, naming the graphs it serves."""
     doing = "listing the server's graphs"
-    reply = reply_or_raise((yield Request("POST", "/assistants/search", json={"limit": 1000})), doing)
-    assistants = json_body(reply, doing, list)
-    served = sorted({str(a["graph_id"]) for a in assistants if isinstance(a, Mapping) and a.get("graph_id")})
-    listed = ", ".join(served) if served else "none"
+    reply = reply_or_raise((yield Request("POST", "/assistants/search", json={"limit": 1000})), doing, allow=_UNSEEN)
+    assistants = reply.body if 200 <= reply.status < 300 and isinstance(reply.body, list) else None
+    if assistants is None:
+        listed = "it did not list them"
+    else:
+        served = sorted({str(a["graph_id"]) for a in assistants if isinstance(a, Mapping) and a.get("graph_id")})
+        listed = ", ".join(served) if served else "none"
     return RemoteCommandError(
         f"the server has no graph {name!r} (no assistant of that graph id); the graphs it serves: {listed}",
         code="unknown_graph",
