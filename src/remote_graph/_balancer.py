@@ -17,9 +17,8 @@ import contextlib
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from types import TracebackType
 
-from remote_graph._serverbase import free_port
+from remote_graph._serverbase import Service, free_port
 
 _READ_SIZE = 64 * 1024
 _CONNECT_TIMEOUT = 5.0
@@ -41,7 +40,7 @@ class Served:
     replica: int | None
 
 
-class Balancer:
+class Balancer(Service):
     """A round-robin TCP balancer on ``host``, in front of ``backends``.
 
     Args:
@@ -170,14 +169,3 @@ class Balancer:
             task.cancel()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=_STOP_TIMEOUT)
-
-    def __enter__(self) -> Balancer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

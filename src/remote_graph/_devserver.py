@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from remote_graph._serverbase import LogFile, ServerBase, free_port, stop_process_group
+from remote_graph._serverbase import LogFile, ServerBase, exit_reason, free_port, spawn_logged, stop_process_group
 
 ENV_SERVER_PYTHON = "REMOTE_GRAPH_SERVER_PYTHON"
 # Where langgraph dev's in-memory runtime keeps its data, relative to its working directory.
@@ -182,16 +182,7 @@ class LangGraphDevServer(ServerBase):
             # Plain log lines: they are read as text (a failing test's report shows them).
             quiet = {"LANGGRAPH_NO_BROWSER": "1", "LANGSMITH_TRACING": "false", "LOG_COLOR": "false"}
             env = {**os.environ, **quiet, **self._env}
-            with self._log.path.open("ab") as out:
-                self._process = subprocess.Popen(
-                    command,
-                    cwd=project,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL,
-                    env=env,
-                    start_new_session=True,  # its own process group, so stop() reaches the workers too
-                )
+            self._process = spawn_logged(command, self._log.path, cwd=project, env=env)
             self._wait_ready(self.startup_timeout, self._exited, "langgraph dev")
         except BaseException:
             self.stop()
@@ -199,8 +190,7 @@ class LangGraphDevServer(ServerBase):
         return self
 
     def _exited(self) -> str | None:
-        code = None if self._process is None else self._process.poll()
-        return None if code is None else f"exited with code {code}"
+        return exit_reason(self._process)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the server's process group (SIGTERM, then SIGKILL after ``timeout``)

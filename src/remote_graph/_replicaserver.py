@@ -22,7 +22,7 @@ from pathlib import Path
 
 from remote_graph._balancer import Balancer, Served
 from remote_graph._devserver import LOG_NAME, _read_config, _stage_project
-from remote_graph._serverbase import LogFile, ServerBase, free_port, stop_process_group, tail
+from remote_graph._serverbase import LogFile, ServerBase, exit_reason, free_port, spawn_logged, stop_process_group, tail
 
 ENV_REPLICAS_PYTHON = "REMOTE_GRAPH_REPLICAS_PYTHON"
 LANGHOST_REQUIREMENT = "langhost==0.11.1.post1"
@@ -319,10 +319,7 @@ class ReplicaServer(ServerBase):
         log = data_dir / "redis.log"
         command = [str(self.redis_server), "--bind", self.host, "--port", str(self._redis_port), "--save", ""]
         command += ["--appendonly", "no", "--dir", str(data_dir)]
-        with log.open("ab") as out:
-            self._redis = subprocess.Popen(
-                command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
-            )
+        self._redis = spawn_logged(command, log)
         self._wait_backing(self._redis, "redis-server", log, self._redis_port, b"PING\r\n", b"+PONG")
 
     def _wait_backing(
@@ -336,9 +333,9 @@ class ReplicaServer(ServerBase):
     ) -> None:
         deadline = time.monotonic() + _BACKING_TIMEOUT
         while time.monotonic() < deadline:
-            code = process.poll()
-            if code is not None:
-                raise RuntimeError(f"{what} exited with code {code}:\n{tail(log.read_text(errors='replace'))}")
+            reason = exit_reason(process)
+            if reason is not None:
+                raise RuntimeError(f"{what} {reason}:\n{tail(log.read_text(errors='replace'))}")
             if _answers(self.host, port, probe, expect):
                 return
             time.sleep(_POLL)
@@ -360,24 +357,13 @@ class ReplicaServer(ServerBase):
             "LOG_COLOR": "false",
             **self._env,
         }
-        with self._log.path.open("ab") as out:
-            return subprocess.Popen(
-                command,
-                cwd=project,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env=env,
-                start_new_session=True,  # its own process group, so a stop reaches its workers too
-            )
+        return spawn_logged(command, self._log.path, cwd=project, env=env)
 
     def _wait_replica(self, index: int) -> None:
         url = self.replica_urls[index]
 
         def exited() -> str | None:
-            process = self._replicas[index]
-            code = None if process is None else process.poll()
-            return None if code is None else f"exited with code {code}"
+            return exit_reason(self._replicas[index])
 
         self._wait_ready(self.startup_timeout, exited, f"replica {index} (langhost serve)", url)
 

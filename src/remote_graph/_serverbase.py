@@ -1,5 +1,6 @@
-"""What the embedded and the Docker test servers share: a free port, the log file
-any process can read, the readiness poll on ``GET /ok``, and the context manager."""
+"""What the test servers share: a free port, the log file any process can read, a
+process started in a group of its own, the readiness poll on ``GET /ok``, and the
+context manager (which the replica stack's balancer shares too)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
 import httpx
 
-_S = TypeVar("_S", bound="ServerBase")
+_S = TypeVar("_S", bound="Service")
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -72,6 +73,31 @@ class LogFile:
                 self._kept = b""
 
 
+def spawn_logged(
+    command: Sequence[str], log: Path, *, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start ``command`` with its output (stdout and stderr) appended to ``log`` and no stdin.
+
+    It leads a process group of its own, so that ``stop_process_group`` reaches its workers too.
+    """
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            command,
+            cwd=cwd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+
+
+def exit_reason(process: subprocess.Popen[bytes] | None) -> str | None:
+    """Why ``process`` is gone (``"exited with code 1"``), or ``None`` while it runs (or was never started)."""
+    code = None if process is None else process.poll()
+    return None if code is None else f"exited with code {code}"
+
+
 def stop_process_group(process: subprocess.Popen[bytes], sig: signal.Signals, timeout: float) -> None:
     """Signal the process group ``process`` leads (``sig``), then SIGKILL it after ``timeout``."""
     if process.poll() is not None:
@@ -94,8 +120,31 @@ def tail(text: str, limit: int = 8000) -> str:
     return text if len(text) <= limit else "...\n" + text[-limit:]
 
 
-class ServerBase(abc.ABC):
-    """The log, readiness wait and context manager of both servers."""
+class Service(abc.ABC):
+    """What runs from ``start()`` to ``stop()``; a ``with`` block starts and stops it."""
+
+    @abc.abstractmethod
+    def start(self: _S) -> _S:
+        """Start it; returns it once it is ready."""
+
+    @abc.abstractmethod
+    def stop(self) -> None:
+        """Stop it and release what it holds; safe to call more than once."""
+
+    def __enter__(self: _S) -> _S:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class ServerBase(Service):
+    """The log and readiness wait of every test server."""
 
     _log: LogFile | None = None
 
@@ -103,14 +152,6 @@ class ServerBase(abc.ABC):
     @abc.abstractmethod
     def url(self) -> str:
         """Base URL of the running server."""
-
-    @abc.abstractmethod
-    def start(self: _S) -> _S:
-        """Start the server and wait until it answers ``GET /ok``."""
-
-    @abc.abstractmethod
-    def stop(self) -> None:
-        """Stop the server and remove what it made."""
 
     @property
     def log_path(self) -> Path:
@@ -163,14 +204,3 @@ class ServerBase(abc.ABC):
                     pass
                 time.sleep(0.25)
         raise TimeoutError(f"{what} did not answer {base}/ok within {timeout}s:\n{tail(self.logs())}")
-
-    def __enter__(self: _S) -> _S:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
