@@ -13,7 +13,7 @@ cancel runs (``RunHandle`` sync, ``AsyncRunHandle`` async).
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -25,7 +25,7 @@ from remote_graph._core.classic_wire import ClassicWire
 from remote_graph._core.commands import RunOptions
 from remote_graph._core.join import JoinFrom, Kind, RunCursor
 from remote_graph._core.run import RunDriver
-from remote_graph._core.run_records import RunRecord, cancel_run, list_runs, read_run, wait_run
+from remote_graph._core.run_records import Requests, RunRecord, cancel_run, list_runs, read_run, wait_run
 from remote_graph._core.state import RunStatus
 from remote_graph._core.thread_ids import server_thread_id, thread_name
 from remote_graph._deployment import Deployment, TransformerFactory
@@ -33,7 +33,7 @@ from remote_graph._private import reject_v3_invariant_kwargs
 from remote_graph._sync import SyncRequests
 from remote_graph._v3 import _quiet
 from remote_graph.errors import RunMismatchError
-from remote_graph.streams import AsyncRemoteGraphRunStream, RemoteGraphRunStream
+from remote_graph.streams import AsyncRemoteGraphRunStream, RemoteGraphRunStream, _FollowedRun
 
 __all__ = ["AsyncRunChunks", "AsyncRunHandle", "RunChunks", "RunHandle", "RunRecord"]
 
@@ -87,6 +87,11 @@ class _HandleBase:
         self.status = record.status
         self.server_status = record.server_status
 
+    def _about(self, conversation: Callable[..., Requests], **options: Any) -> Requests:
+        """A conversation about this run (``read_run``, ``wait_run``, ``cancel_run``), for either shell."""
+        run = self._run
+        return conversation(run.server_thread, run.run_id, shown_thread=run.thread_id, **options)
+
     def _join_kwargs(self, after: str | None, stream_mode: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
         if self.kind == "v3":
             return {"thread_id": self.thread_id, "after": after, "version": "v3", **kwargs}
@@ -113,8 +118,7 @@ class RunHandle(_HandleBase):
         Raises:
             RunNotFoundError: The run is gone (deleted), or these credentials may not see it.
         """
-        run = self._run
-        self._learn(self._requests().run(read_run(run.server_thread, run.run_id, shown_thread=run.thread_id)))
+        self._learn(self._requests().run(self._about(read_run)))
         return self
 
     def wait(self, timeout: float) -> RunHandle:
@@ -123,9 +127,7 @@ class RunHandle(_HandleBase):
         Raises:
             RemoteTimeoutError: The run was still going after ``timeout`` seconds.
         """
-        run = self._run
-        conversation = wait_run(run.server_thread, run.run_id, timeout=_timeout(timeout), shown_thread=run.thread_id)
-        self._learn(self._requests().run(conversation))
+        self._learn(self._requests().run(self._about(wait_run, timeout=_timeout(timeout))))
         return self
 
     def cancel(self) -> RunHandle:
@@ -133,8 +135,7 @@ class RunHandle(_HandleBase):
 
         The cancel is not awaited: ``wait()`` waits for the run to stop.
         """
-        run = self._run
-        self._learn(self._requests().run(cancel_run(run.server_thread, run.run_id, shown_thread=run.thread_id)))
+        self._learn(self._requests().run(self._about(cancel_run)))
         return self
 
     def join(self, *, after: str | None = None, stream_mode: Any = None, **kwargs: Any) -> Any:
@@ -151,21 +152,17 @@ class AsyncRunHandle(_HandleBase):
 
     async def refresh(self) -> AsyncRunHandle:
         """Read the run's record again; see ``RunHandle.refresh``."""
-        run = self._run
-        self._learn(await self._requests().run(read_run(run.server_thread, run.run_id, shown_thread=run.thread_id)))
+        self._learn(await self._requests().run(self._about(read_run)))
         return self
 
     async def wait(self, timeout: float) -> AsyncRunHandle:
         """Wait until the run ends, at most ``timeout`` seconds; see ``RunHandle.wait``."""
-        run = self._run
-        conversation = wait_run(run.server_thread, run.run_id, timeout=_timeout(timeout), shown_thread=run.thread_id)
-        self._learn(await self._requests().run(conversation))
+        self._learn(await self._requests().run(self._about(wait_run, timeout=_timeout(timeout))))
         return self
 
     async def cancel(self) -> AsyncRunHandle:
         """Cancel the run if it has not ended; see ``RunHandle.cancel``."""
-        run = self._run
-        self._learn(await self._requests().run(cancel_run(run.server_thread, run.run_id, shown_thread=run.thread_id)))
+        self._learn(await self._requests().run(self._about(cancel_run)))
         return self
 
     async def join(self, *, after: str | None = None, stream_mode: Any = None, **kwargs: Any) -> Any:
@@ -182,28 +179,12 @@ def _timeout(timeout: object) -> float:
 # --- classic joins -------------------------------------------------------------------------
 
 
-class _Chunks:
-    """What a classic join's chunks say of their run, sync or async."""
+class _Chunks(_FollowedRun):
+    """What a classic join's chunks say of their run (its id, thread and cursor), sync or async."""
 
     def __init__(self, call: ClassicCall, thread_id: str) -> None:
         self._driver = call.driver
         self._thread_name = thread_id
-
-    @property
-    def run_id(self) -> str | None:
-        """The joined run's id."""
-        return self._driver.run_id
-
-    @property
-    def thread_id(self) -> str:
-        """The run's thread, as the caller named it."""
-        return self._thread_name
-
-    @property
-    def cursor(self) -> str | None:
-        """Where a join resumes to yield exactly the chunks after the last one
-        yielded; see ``RemoteGraphRunStream.cursor``."""
-        return self._driver.cursor
 
 
 class RunChunks(_Chunks, Iterator[Any]):
@@ -241,6 +222,12 @@ class AsyncRunChunks(_Chunks, AsyncIterator[Any]):
 
 
 # --- what RemoteGraph's methods delegate to -----------------------------------------------
+#
+# Each function and its async variant take the arguments of the RemoteGraph method
+# that calls it, a signature sync and async syntax spell twice (as they do for the
+# methods themselves); their bodies share what is checked and planned (``_starting``,
+# ``_planned``, ``_reading``, ``_listing``) and differ only by the shell that moves the
+# bytes and the sync or async objects handed back.
 
 
 @dataclass
@@ -466,15 +453,18 @@ def _handle_run(deployment: Deployment, thread_id: Any, record: RunRecord) -> _R
     )
 
 
+def _reading(deployment: Deployment, run_id: object, thread_id: Any) -> Requests:
+    """The conversation reading one run's record, its arguments checked."""
+    return read_run(_server_thread(deployment, thread_id), _checked_run(run_id), shown_thread=thread_name(thread_id))
+
+
 def get_run(deployment: Deployment, run_id: str, thread_id: Any) -> RunHandle:
-    read = read_run(_server_thread(deployment, thread_id), _checked_run(run_id), shown_thread=thread_name(thread_id))
-    record = deployment.sync_requests().run(read)
+    record = deployment.sync_requests().run(_reading(deployment, run_id, thread_id))
     return RunHandle(_handle_run(deployment, thread_id, record), record.status, record.server_status)
 
 
 async def aget_run(deployment: Deployment, run_id: str, thread_id: Any) -> AsyncRunHandle:
-    read = read_run(_server_thread(deployment, thread_id), _checked_run(run_id), shown_thread=thread_name(thread_id))
-    record = await deployment.async_requests().run(read)
+    record = await deployment.async_requests().run(_reading(deployment, run_id, thread_id))
     return AsyncRunHandle(_handle_run(deployment, thread_id, record), record.status, record.server_status)
 
 

@@ -93,12 +93,36 @@ class RunSnapshot:
     error: BaseException | None = None
 
 
-class _RemoteRunMixin:
+class _FollowedRun:
+    """What a run stream and a join's chunks say of the run their driver follows."""
+
     _driver: RunDriver
-    # The run's mux; langgraph's run stream keeps its own reference, which is not ours to read.
-    _run_mux: StreamMux
     # The thread as the caller named it; the run executes on the UUID it maps to.
     _thread_name: str
+
+    @property
+    def run_id(self) -> str | None:
+        """The server's id for this run (``None`` until the first pull starts it; a join knows it from the start)."""
+        return self._driver.run_id
+
+    @property
+    def thread_id(self) -> str:
+        """The id of the thread this run executes on, as the caller named it."""
+        return self._thread_name
+
+    @property
+    def cursor(self) -> str | None:
+        """Where this run's stream stands: a string to store and pass to
+        ``RemoteGraph.join(run_id, thread_id=..., after=cursor)``, which then
+        yields exactly the events (a classic join: the chunks) after the last
+        one taken in here (``None`` before the first). Read it after each one
+        to store it."""
+        return self._driver.cursor
+
+
+class _RemoteRunMixin(_FollowedRun):
+    # The run's mux; langgraph's run stream keeps its own reference, which is not ours to read.
+    _run_mux: StreamMux
     extensions: Mapping[str, Any]
 
     def __init__(self, source: Any, mux: StreamMux, driver: RunDriver, *, thread_id: str | None = None) -> None:
@@ -113,24 +137,6 @@ class _RemoteRunMixin:
         # Channels the server's module sends are found by name, even before their first event.
         wire = next((t for t in mux_transformers(mux) if isinstance(t, WireChannelsTransformer)), None)
         self.extensions = RunExtensions(mux, wire)
-
-    @property
-    def run_id(self) -> str | None:
-        """The server's id for this run (``None`` until the first pull starts it)."""
-        return self._driver.run_id
-
-    @property
-    def thread_id(self) -> str:
-        """The id of the thread this run executes on, as the caller named it."""
-        return self._thread_name
-
-    @property
-    def cursor(self) -> str | None:
-        """Where this run's stream stands: a string to store and pass to
-        ``RemoteGraph.join(run_id, thread_id=..., after=cursor)``, which then
-        yields exactly the events after the last one this stream took in
-        (``None`` before the first). Read it after each event to store it."""
-        return self._driver.cursor
 
     def snapshot(self) -> RunSnapshot:
         """Return the run's current status, interrupts and latest values. Never waits."""
