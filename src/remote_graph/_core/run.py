@@ -346,7 +346,7 @@ class RunDriver:
                         )
                     )
                 opened_at = self._clock()
-                reply = yield OpenStream(f"{self.run_path}/stream", cursor.last_event_id)
+                reply = yield OpenStream(f"{self.run_path}/stream", cursor.open())
                 if isinstance(reply, Broken) or reply.status in _RETRYABLE:
                     # The budget counts from the attempt's start: a transport may
                     # spend seconds on its own connect retries before it fails.
