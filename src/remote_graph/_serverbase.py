@@ -114,14 +114,15 @@ class ServerBase(abc.ABC):
         """What the server printed after ``mark`` (from ``log_mark()``)."""
         return "" if self._log is None else self._log.since(mark)
 
-    def _wait_ready(self, timeout: float, exited: Callable[[], str | None], what: str) -> None:
-        """Poll ``GET /ok`` until it answers 200, for at most ``timeout`` seconds.
+    def _wait_ready(self, timeout: float, exited: Callable[[], str | None], what: str, path: str = "/ok") -> None:
+        """Poll ``GET path`` until it answers 200, for at most ``timeout`` seconds.
 
         Args:
             timeout: Seconds to wait.
             exited: Returns why the server is gone (``"exited with code 1"``), or
                 ``None`` while it runs.
             what: The server, as messages name it.
+            path: The readiness endpoint (langgraph-api's ``/ok``; aegra answers ``/health``).
 
         Raises:
             RuntimeError: If the server exits first.
@@ -134,12 +135,12 @@ class ServerBase(abc.ABC):
                 if reason is not None:
                     raise RuntimeError(f"{what} {reason}:\n{tail(self.logs())}")
                 try:
-                    if http.get(f"{self.url}/ok").status_code == 200:
+                    if http.get(f"{self.url}{path}").status_code == 200:
                         return
                 except httpx.HTTPError:
                     pass
                 time.sleep(0.25)
-        raise TimeoutError(f"{what} did not answer {self.url}/ok within {timeout}s:\n{tail(self.logs())}")
+        raise TimeoutError(f"{what} did not answer {self.url}{path} within {timeout}s:\n{tail(self.logs())}")
 
     def __enter__(self: _S) -> _S:
         return self.start()

@@ -2,10 +2,11 @@
 
 Installed with the package (entry point ``pytest11``). It adds
 
-- ``--remote-graph-server=embedded|docker|URL`` (default: ``$REMOTE_GRAPH_URL`` when
+- ``--remote-graph-server=embedded|docker|aegra|URL`` (default: ``$REMOTE_GRAPH_URL`` when
   set, else ``embedded``): ``embedded`` runs ``langgraph dev`` in a subprocess
   (``LangGraphDevServer``), ``docker`` builds and runs it in a container
-  (``DockerServer``), a URL uses a server that is already running;
+  (``DockerServer``), ``aegra`` runs aegra on a Postgres and a Redis of its own
+  (``AegraServer``), a URL uses a server that is already running;
 - the session fixture ``remote_graph_server``: the server's base URL. The server
   starts when the first test asks for it, and stops at the session's end;
 - on a failing test, the server's output from the test's start (the tail of it) as a
@@ -30,6 +31,8 @@ Settings (command line, else ini, else environment, else default):
   the interpreter (a Python executable or a virtualenv) that runs the embedded
   server, when it is not the tests' own: ``langgraph dev`` needs Python 3.11+ and
   ``langgraph-cli[inmem]``, so a Python 3.10 suite names a 3.11+ environment here;
+- ``--remote-graph-aegra-python`` / ``$REMOTE_GRAPH_AEGRA_PYTHON``: the interpreter
+  (Python 3.12+, with ``aegra-cli``) that runs the aegra server;
 - ``--remote-graph-log-command``: with a URL, a command printing the server's logs
   (e.g. ``docker-compose -f compose/docker-compose.yml logs --no-color --tail=200``),
   run for a failing test;
@@ -58,7 +61,7 @@ if TYPE_CHECKING:
 ENV_URL = "REMOTE_GRAPH_URL"
 ENV_BASE_IMAGE = "REMOTE_GRAPH_BASE_IMAGE"
 ENV_SERVER_PYTHON = "REMOTE_GRAPH_SERVER_PYTHON"  # read by LangGraphDevServer
-MODES = ("embedded", "docker")
+MODES = ("embedded", "docker", "aegra")
 LOG_SECTION = "remote_graph server log"
 LOG_LIMIT = 20_000  # characters of server output shown per failing test
 FIXTURE = "remote_graph_server"
@@ -105,7 +108,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--remote-graph-server",
         default=None,
-        metavar="embedded|docker|URL",
+        metavar="embedded|docker|aegra|URL",
         help=f"server for the remote_graph_server fixture (default: ${ENV_URL} if set, else embedded)",
     )
     group.addoption(
@@ -134,6 +137,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(3.11+, with langgraph-cli[inmem]; default: $REMOTE_GRAPH_SERVER_PYTHON, else this one)",
     )
     group.addoption(
+        "--remote-graph-aegra-python",
+        default=None,
+        metavar="PATH",
+        help="aegra: the Python executable or virtualenv with aegra-cli (3.12+; default: $REMOTE_GRAPH_AEGRA_PYTHON)",
+    )
+    group.addoption(
         "--remote-graph-log-command",
         default=None,
         metavar="COMMAND",
@@ -156,7 +165,9 @@ def server_choice(config: pytest.Config) -> str:
         return choice
     if choice.startswith(("http://", "https://")):
         return choice.rstrip("/")
-    raise pytest.UsageError(f"--remote-graph-server: expected embedded, docker or an http(s) URL, got {choice!r}")
+    raise pytest.UsageError(
+        f"--remote-graph-server: expected embedded, docker, aegra or an http(s) URL, got {choice!r}"
+    )
 
 
 def _ini_base(config: pytest.Config) -> Path:
@@ -248,6 +259,12 @@ def _new_server(config: pytest.Config) -> Server:
 
     timeout = float(_ini_number(config, "remote_graph_startup_timeout", float))
     jobs = int(_ini_number(config, "remote_graph_n_jobs_per_worker", int))
+    if server_choice(config) == "aegra":
+        from remote_graph.testing import AegraServer  # noqa: PLC0415
+
+        return AegraServer(
+            config_path(config), python=config.getoption("--remote-graph-aegra-python"), startup_timeout=timeout
+        )
     if server_choice(config) == "docker":
         return DockerServer(
             config_path(config),
@@ -298,6 +315,8 @@ def pytest_report_header(config: pytest.Config) -> str:
         served = "no langgraph.json (not found: " + ", ".join(str(c) for c in config_candidates(config)) + ")"
     if choice == "docker":
         return f"remote_graph server: docker, base image {base_image(config)}, serving {served}"
+    if choice == "aegra":
+        return f"remote_graph server: aegra, serving {served}"
     if choice == "embedded":
         python = server_python(config) or os.environ.get(ENV_SERVER_PYTHON)
         detail = f", run by {python}" if python else ""
