@@ -312,21 +312,30 @@ class AegraServer(ServerBase):
 
 
 def _stop_group(process: subprocess.Popen[bytes], polite: signal.Signals, timeout: float) -> None:
-    """Signal the process group led by ``process`` and reap it; SIGKILL the group if it lingers."""
+    """Signal the process group led by ``process`` and wait until the whole group is gone
+    (``aegra serve`` exits before its uvicorn child does); SIGKILL it if it lingers."""
     for sig in (polite, signal.SIGKILL):
         try:
             os.killpg(process.pid, sig)
         except ProcessLookupError:
             pass
+        deadline = time.monotonic() + timeout
         try:
             process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             continue
-        if sig is polite:
-            # The leader is gone; children it left in its group (uvicorn's) go too.
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        return
+        while time.monotonic() < deadline:
+            if not _group_alive(process.pid):
+                return
+            time.sleep(0.05)
     process.wait(timeout=timeout)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a member is another user's (Postgres's), and alive
+        return True
+    return True
