@@ -92,7 +92,8 @@ def test_probe_continuing_a_thread_with_no_input_is_refused(aegra_url: str) -> N
 
 @pytest.mark.timeout(60)
 def test_a_cancel_stops_the_run_there_too(aegra_url: str) -> None:
-    # The cancel the client sends for an abandoned run ends aegra's run: its record says "interrupted" and the node never commits.
+    # The cancel the client sends for an abandoned run ends aegra's run: its
+    # record says "interrupted" and the node never commits.
     with httpx.Client(base_url=aegra_url, timeout=30) as http:
         thread = http.post("/threads", json={}).json()["thread_id"]
         run = http.post(f"/threads/{thread}/runs", json={"assistant_id": "slow", "input": {"x": 20}}).json()
