@@ -17,24 +17,9 @@ from remote_graph import RemoteGraph
 from remote_graph.errors import RemoteCommandError
 from remote_graph.pytest_plugin import server_choice
 from remote_graph.testing import AegraServer
+from tests.integration.test_server import GRAPH
 
 pytestmark = pytest.mark.integration
-
-GRAPH = """
-from typing_extensions import TypedDict
-from langgraph.graph import START, StateGraph
-
-
-class State(TypedDict):
-    x: int
-
-
-def double(state: State) -> dict:
-    return {"x": state["x"] * 2}
-
-
-graph = StateGraph(State).add_node("double", double).add_edge(START, "double").compile()
-"""
 
 
 @pytest.fixture
