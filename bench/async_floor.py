@@ -83,7 +83,7 @@ class ReadySource:
 def lane_sync(graph: RemoteGraph, n: int) -> float:
     items = parts(n)
     cpu = time.thread_time()
-    run = GraphRunStream(iter(items), graph._mux(None, is_async=False))
+    run = GraphRunStream(iter(items), graph._deployment().mux(None, is_async=False))
     count = sum(1 for _ in run.custom)
     assert count == n, count
     return (time.thread_time() - cpu) / n * 1e6
@@ -92,7 +92,7 @@ def lane_sync(graph: RemoteGraph, n: int) -> float:
 async def lane_async(graph: RemoteGraph, n: int) -> float:
     items = parts(n)
     cpu = time.thread_time()
-    run = ReadyPartPump(ReadySource(items), graph._mux(None, is_async=True))
+    run = ReadyPartPump(ReadySource(items), graph._deployment().mux(None, is_async=True))
     count = 0
     async for _ in run.custom:
         count += 1

@@ -667,11 +667,11 @@ def check_classic_bodies(graphs: dict[str, RemoteGraph], workloads: dict[str, Wo
         graph = graphs[work.assistant]
         if mode == "events":
             call: Any = ClassicCall.start_events(
-                graph, work.input, _config(), version="v2", filters=EventFilters(), kwargs={}
+                graph._deployment(), work.input, _config(), version="v2", filters=EventFilters(), kwargs={}
             )
         else:
             call = ClassicCall.start(
-                graph,
+                graph._deployment(),
                 work.input,
                 _config(),
                 stream_mode=mode,

@@ -33,10 +33,15 @@ from remote_graph._shell_common import (
 logger = logging.getLogger("remote_graph")
 
 T = TypeVar("T")
+Item = TypeVar("Item")
+# A conversation that also hands out items: its requests get their answers, its items ``None``.
+ItemTalk = Generator[Request | Item, Response | Broken | None, None]
 
 
 class AsyncRequests:
     """Carries out REST ``Request``s with an ``httpx.AsyncClient``, bounded by ``timeouts``."""
+
+    # ``_sync.SyncRequests`` with ``await``; see there why both stay.
 
     def __init__(self, http: httpx.AsyncClient, timeouts: Timeouts, headers: dict[str, str] | None = None) -> None:
         self._http = http
@@ -58,6 +63,22 @@ class AsyncRequests:
                 action = conversation.send(await self.request(action))
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
+
+    async def items(
+        self, conversation: Generator[Request | Item, Response | Broken | None, None]
+    ) -> AsyncIterator[Item]:
+        """Run a conversation that also hands out items (``ThreadCalls.history``), yielding them."""
+        reply: Response | Broken | None = None
+        while True:
+            try:
+                step = conversation.send(reply)
+            except StopIteration:
+                return
+            if isinstance(step, Request):
+                reply = await self.request(step)
+            else:
+                reply = None
+                yield step
 
 
 # Closes started in tasks of their own (``AsyncRunSource.close_soon``), until they end.

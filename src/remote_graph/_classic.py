@@ -18,13 +18,12 @@ from __future__ import annotations
 import warnings
 from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 from urllib.parse import quote
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
-from remote_graph._aio import AsyncRunSource
 from remote_graph._core.classic import CallView, ChunkReader
 from remote_graph._core.classic_wire import ClassicWire
 from remote_graph._core.commands import RunOptions
@@ -33,10 +32,7 @@ from remote_graph._core.revive import messages_in
 from remote_graph._core.run import RunDriver
 from remote_graph._core.shape import CLASSIC_MODES, OutputKeys, Shaper, server_modes
 from remote_graph._core.thread_ids import thread_name
-from remote_graph._sync import SyncRunSource
-
-if TYPE_CHECKING:
-    from remote_graph.graph import RemoteGraph
+from remote_graph._deployment import Deployment
 
 __all__ = ["ClassicCall"]
 
@@ -77,6 +73,7 @@ def _output_keys(keys: Any, input: Any) -> OutputKeys | None:
 class ClassicCall:
     """One classic call: the run's driver and how its parts become the caller's output."""
 
+    deployment: Deployment
     driver: RunDriver
     shaper: Shaper
     headers: dict[str, str] | None
@@ -84,7 +81,7 @@ class ClassicCall:
     @classmethod
     def start(
         cls,
-        graph: RemoteGraph,
+        deployment: Deployment,
         input: Any,
         config: RunnableConfig | None,
         *,
@@ -130,42 +127,39 @@ class ClassicCall:
         shaper = Shaper(
             modes[0] if one else modes, print_mode, subgraphs=subgraphs, version=version, output_keys=output_keys
         )
-        driver = cls._driver(graph, input, config, options, server_modes(wanted), subgraphs)
+        driver = cls._driver(deployment, input, config, options, server_modes(wanted), subgraphs)
         wire = driver.wire
         assert isinstance(wire, ClassicWire)
         # Messages in the caller's input get their ids in place, as a local run gives them.
         wire.reader.idless.extend(m for m in messages_in(input) if m.id is None)
-        return cls(driver, shaper, graph._run_headers(options))
+        return cls(deployment, driver, shaper, deployment.run_headers(options))
 
     @staticmethod
     def _driver(
-        graph: RemoteGraph,
+        deployment: Deployment,
         input: Any,
         config: RunnableConfig | None,
         options: RunOptions,
         modes: tuple[str, ...],
         subgraphs: bool,
     ) -> RunDriver:
-        plan, merged, thread_id, thread_given = graph._plan(
-            input, config, options, stream_mode=modes, stream_subgraphs=subgraphs
-        )
+        root = deployment.root_run(input, config, options, stream_mode=modes, stream_subgraphs=subgraphs)
+        merged = root.config
         own = {*((merged.get("metadata") or {}).keys()), *((merged.get("configurable") or {}).keys())}
         own.discard("thread_id")
         view = CallView(
-            server_thread=thread_id,
-            thread_name=thread_name(merged["configurable"]["thread_id"]) if thread_given else None,
+            server_thread=root.thread_id,
+            thread_name=thread_name(merged["configurable"]["thread_id"]) if root.thread_given else None,
             own_keys=frozenset(own),
         )
-        thread_path = f"/threads/{quote(thread_id, safe='')}"
-        wire_format = ClassicWire(ChunkReader(view, graph._schemas), thread_path)
-        return RunDriver(
-            plan, thread_id, timeouts=graph.timeouts, schemas=graph._schemas, wire=wire_format, limits=graph.limits
-        )
+        thread_path = f"/threads/{quote(root.thread_id, safe='')}"
+        wire_format = ClassicWire(ChunkReader(view, deployment.schemas), thread_path)
+        return deployment.driver(root.plan, root.thread_id, wire_format)
 
     @classmethod
     def start_events(
         cls,
-        graph: RemoteGraph,
+        deployment: Deployment,
         input: Any,
         config: RunnableConfig | None,
         *,
@@ -192,7 +186,7 @@ class ClassicCall:
         one = stream_mode is None or isinstance(stream_mode, str)
         root_chunks = Shaper(root_modes[0] if one else root_modes)
         options = RunOptions.from_kwargs(rest, "astream_events()")
-        driver = cls._driver(graph, input, config, options, server_modes(["events", *root_modes]), False)
+        driver = cls._driver(deployment, input, config, options, server_modes(["events", *root_modes]), False)
         wire = driver.wire
         assert isinstance(wire, ClassicWire)
         # Messages in the caller's input get their ids in place, as a local run gives them.
@@ -200,31 +194,27 @@ class ClassicCall:
         reader = EventReader(
             wire.reader.view,
             version=version,
-            root_name=graph.get_name(),
+            root_name=deployment.name,
             root_chunks=root_chunks,
             input=input,
             filters=filters,
-            graph_id=graph._schemas.graph_id or graph.assistant_id,
-            schemas=graph._schemas,
+            graph_id=deployment.schemas.graph_id or deployment.assistant_id,
+            schemas=deployment.schemas,
         )
-        return EventsCall(driver, reader, graph._run_headers(options))
+        return EventsCall(deployment, driver, reader, deployment.run_headers(options))
 
-    def iterate(self, graph: RemoteGraph) -> Iterator[Any]:
+    def iterate(self) -> Iterator[Any]:
         """The call's output, pulled on the caller's thread; closing it cancels the run."""
-        source = SyncRunSource(
-            graph._clients.sync_client().http.client, self.driver, self.headers, owner=graph._clients
-        )
+        source = self.deployment.sync_source(self.driver, self.headers)
         try:
             for part in source:
                 yield from self.shaper.shape(part)
         finally:
             source.close()
 
-    async def aiterate(self, graph: RemoteGraph) -> AsyncGenerator[Any, None]:
+    async def aiterate(self) -> AsyncGenerator[Any, None]:
         """Async variant of ``iterate``."""
-        source = AsyncRunSource(
-            graph._clients.async_client().http.client, self.driver, self.headers, owner=graph._clients
-        )
+        source = self.deployment.async_source(self.driver, self.headers)
         try:
             async for part in source:
                 for out in self.shaper.shape(part):
@@ -237,15 +227,14 @@ class ClassicCall:
 class EventsCall:
     """One ``astream_events(version="v1"/"v2")`` call: the run's driver and its events."""
 
+    deployment: Deployment
     driver: RunDriver
     reader: EventReader
     headers: dict[str, str] | None
 
-    async def aiterate(self, graph: RemoteGraph) -> AsyncGenerator[dict[str, Any], None]:
+    async def aiterate(self) -> AsyncGenerator[dict[str, Any], None]:
         """The call's events; closing it (or cancelling it) cancels the run."""
-        source = AsyncRunSource(
-            graph._clients.async_client().http.client, self.driver, self.headers, owner=graph._clients
-        )
+        source = self.deployment.async_source(self.driver, self.headers)
         try:
             try:
                 async for part in source:

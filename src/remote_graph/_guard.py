@@ -31,7 +31,7 @@ from typing import Any, Literal, TypeVar
 
 import httpx
 import orjson
-from langchain_core.runnables.config import merge_configs
+from langchain_core.runnables.config import CONFIG_KEYS, merge_configs
 
 from remote_graph._core.thread_ids import default_map_thread_id, rename_thread, server_thread_id, thread_name
 from remote_graph._redact import check_headers, redact
@@ -149,9 +149,22 @@ def translated(doing: str, thread: _Thread | None = None) -> Iterator[None]:
         raise RemoteProtocolError(f"the server's answer is not JSON while {doing}: {exc}") from exc
 
 
+def lift_configurable(config: Any) -> Any:
+    """``config`` as langchain's ``ensure_config`` reads it: a top-level key that is
+    no config key (``{"thread_id": ...}``) belongs to ``configurable``, and wins there."""
+    if not isinstance(config, Mapping):
+        return config
+    extra = {key: value for key, value in config.items() if key not in CONFIG_KEYS and value is not None}
+    if not extra:
+        return config
+    lifted: dict[str, Any] = {key: value for key, value in config.items() if key in CONFIG_KEYS}
+    lifted["configurable"] = {**(config.get("configurable") or {}), **extra}
+    return lifted
+
+
 def _with_thread(config: Mapping[str, Any] | None, thread_id: str) -> dict[str, Any]:
     """``config`` with ``configurable.thread_id`` set: it wins over the graph's own when merged."""
-    config = dict(config or {})
+    config = dict(lift_configurable(config) or {})
     config["configurable"] = {**(config.get("configurable") or {}), "thread_id": thread_id}
     return config
 
@@ -164,6 +177,12 @@ def _prepare_call(
     positional = len(args) > spec.config_at
     config = args[spec.config_at] if positional else kwargs.get("config")
     check_config(config)
+    if (lifted := lift_configurable(config)) is not config:
+        config = lifted
+        if positional:
+            args = (*args[: spec.config_at], config, *args[spec.config_at + 1 :])
+        else:
+            kwargs = {**kwargs, "config": config}
     for other in spec.also:
         check_config(kwargs.get(other), other)
     check_headers(kwargs.get("headers"))

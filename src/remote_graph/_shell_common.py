@@ -55,15 +55,19 @@ def _request_of(exc: BaseException) -> httpx.Request | None:
 
 
 def describe(exc: BaseException) -> str:
-    """``Type: message`` for a transport error, without the credentials its request carried.
+    """``Type: message (METHOD url)`` for a transport error, without the credentials its request carried.
 
-    The text is cut at 500 characters.
+    The message is cut at 500 characters; the url leaves out its query.
     """
     message = str(exc)
     if len(message) > 500:
         message = message[:500] + "..."
     text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-    return redact(text, request_secrets(_request_of(exc)))
+    request = _request_of(exc)
+    if request is not None:
+        # Which server, and which of its endpoints: what a caller checks first.
+        text = f"{text} ({request.method} {request.url.copy_with(query=None, fragment=None)})"
+    return redact(text, request_secrets(request))
 
 
 def sanitize(exc: BaseException) -> BaseException:

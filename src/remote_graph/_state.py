@@ -11,8 +11,8 @@ are mapped and read back by ``_guard``, as for every method.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Generator, Mapping, Sequence
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from langchain_core.runnables import RunnableConfig
@@ -25,10 +25,8 @@ from remote_graph._core.classic import CallView, ChunkReader
 from remote_graph._core.failure import json_body, reply_or_raise
 from remote_graph._core.schema import learn_schemas
 from remote_graph._core.threads import HistoryPager, bulk_update, history_page, read_state, update_state
+from remote_graph._deployment import Deployment
 from remote_graph._sync import SyncRequests
-
-if TYPE_CHECKING:
-    from remote_graph.graph import RemoteGraph
 
 __all__ = ["ThreadCalls", "RemoteSubgraph"]
 
@@ -91,31 +89,41 @@ class RemoteSubgraph:
 
 
 class ThreadCalls:
-    """The thread-state calls of one ``RemoteGraph`` (see the module docstring)."""
+    """The thread-state calls on one ``Deployment`` (see the module docstring).
 
-    def __init__(self, graph: RemoteGraph) -> None:
-        self.graph = graph
+    Each call is a conversation of requests (``_core.threads``); ``sync`` and
+    ``async_`` are the shells that run them.
+    """
+
+    def __init__(self, deployment: Deployment) -> None:
+        self.deployment = deployment
 
     # --- the pieces every call shares -------------------------------------------
 
     def _target(self, config: RunnableConfig) -> tuple[RunnableConfig, str, str, ChunkReader]:
-        merged = merge_configs(self.graph.config, config)
+        merged = merge_configs(self.deployment.config, config)
         thread_id = str((merged.get("configurable") or {})["thread_id"])
         # The guard reads thread ids back in the caller's terms.
-        reader = ChunkReader(CallView(server_thread=thread_id, thread_name=None), self.graph._schemas)
+        reader = ChunkReader(CallView(server_thread=thread_id, thread_name=None), self.deployment.schemas)
         return merged, thread_id, f"/threads/{quote(thread_id, safe='')}", reader
+
+    def known(self) -> Talk[None]:
+        """Learn the deployed graph's schemas, once: a graph name the server does not
+        serve fails here, naming the graphs it serves."""
+        deployment = self.deployment
+        if not deployment.schemas.known:
+            yield from learn_schemas(deployment.assistant_id, deployment.schemas)
 
     def _with_schemas(self, talk: Talk[T]) -> Talk[T]:
         """``talk``, after the deployed graph's schemas are known (they revive state)."""
-        if not self.graph._schemas.known:
-            yield from learn_schemas(self.graph.assistant_id, self.graph._schemas)
+        yield from self.known()
         return (yield from talk)
 
     def sync(self, headers: Mapping[str, str] | None) -> SyncRequests:
-        return SyncRequests(self.graph._clients.sync_client().http.client, self.graph.timeouts, dict(headers or {}))
+        return self.deployment.sync_requests(dict(headers or {}))
 
     def async_(self, headers: Mapping[str, str] | None) -> AsyncRequests:
-        return AsyncRequests(self.graph._clients.async_client().http.client, self.graph.timeouts, dict(headers or {}))
+        return self.deployment.async_requests(dict(headers or {}))
 
     # --- the calls -----------------------------------------------------------------
 
@@ -131,57 +139,43 @@ class ThreadCalls:
                 "RemoteGraph.update_state cannot honour task_id=: the server's state updates take none."
             )
         merged, thread_id, path, _ = self._target(config)
-        graph = self.graph
+        deployment = self.deployment
         return update_state(
-            path, thread_id, merged, values, as_node, schemas=graph._schemas, assistant_id=graph.assistant_id
+            path, thread_id, merged, values, as_node, schemas=deployment.schemas, assistant_id=deployment.assistant_id
         )
 
     def bulk(self, config: RunnableConfig, supersteps: Sequence[Sequence[Any]]) -> Talk[RunnableConfig]:
         if not supersteps or any(not superstep for superstep in supersteps):
             raise ValueError("bulk_update_state needs at least one superstep, and every superstep at least one update")
         _, thread_id, path, _ = self._target(config)
-        graph = self.graph
-        return bulk_update(path, thread_id, supersteps, schemas=graph._schemas, assistant_id=graph.assistant_id)
+        deployment = self.deployment
+        return bulk_update(
+            path, thread_id, supersteps, schemas=deployment.schemas, assistant_id=deployment.assistant_id
+        )
 
-    def history_pages_sync(
+    def history(
         self,
         config: RunnableConfig,
         *,
         filter: Mapping[str, Any] | None,
         before: RunnableConfig | None,
         limit: int | None,
-        headers: Mapping[str, str] | None,
-    ) -> Iterator[StateSnapshot]:
+    ) -> Generator[Request | StateSnapshot, Response | Broken | None, None]:
+        """``get_state_history``: its requests, page by page as the caller reads, and the
+        snapshots of each page, for the shells' ``items`` to run."""
         merged, _, path, reader = self._target(config)
-        requests = self.sync(headers)
         pager = HistoryPager(limit, before)
         while (ask := pager.next_page()) is not None:
             talk = history_page(path, merged, reader, limit=ask[0], before=ask[1], filter=filter)
-            yield from pager.take(requests.run(self._with_schemas(talk) if pager.first else talk), ask[0])
-
-    async def history_pages_async(
-        self,
-        config: RunnableConfig,
-        *,
-        filter: Mapping[str, Any] | None,
-        before: RunnableConfig | None,
-        limit: int | None,
-        headers: Mapping[str, str] | None,
-    ) -> AsyncIterator[StateSnapshot]:
-        merged, _, path, reader = self._target(config)
-        requests = self.async_(headers)
-        pager = HistoryPager(limit, before)
-        while (ask := pager.next_page()) is not None:
-            talk = history_page(path, merged, reader, limit=ask[0], before=ask[1], filter=filter)
-            for state in pager.take(await requests.run(self._with_schemas(talk) if pager.first else talk), ask[0]):
+            page = yield from (self._with_schemas(talk) if pager.first else talk)
+            for state in pager.take(page, ask[0]):
                 yield state
 
     def subgraphs(self, namespace: str | None, recurse: bool) -> Talk[list[tuple[str, RemoteSubgraph]]]:
         """``get_subgraphs``: the deployed graph's subgraphs, by namespace, as the server describes them."""
-        graph = self.graph
-        if not graph._schemas.known:
-            yield from learn_schemas(graph.assistant_id, graph._schemas)
-        assistant = graph._schemas.assistant_id or graph.assistant_id
+        deployment = self.deployment
+        yield from self.known()
+        assistant = deployment.schemas.assistant_id or deployment.assistant_id
         path = f"/assistants/{quote(assistant, safe='')}/subgraphs"
         if namespace is not None:
             path = f"{path}/{quote(namespace, safe='')}"
@@ -189,7 +183,7 @@ class ThreadCalls:
         reply = reply_or_raise((yield Request("GET", path, params={"recurse": "true" if recurse else "false"})), doing)
         found = json_body(reply, doing)
         return [
-            (ns, RemoteSubgraph(graph.assistant_id, ns, schemas))
+            (ns, RemoteSubgraph(deployment.assistant_id, ns, schemas))
             for ns, schemas in found.items()
             if isinstance(schemas, Mapping)
         ]

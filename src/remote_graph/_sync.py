@@ -29,10 +29,17 @@ from remote_graph._shell_common import (
 logger = logging.getLogger("remote_graph")
 
 T = TypeVar("T")
+Item = TypeVar("Item")
+# A conversation that also hands out items: its requests get their answers, its items ``None``.
+ItemTalk = Generator[Request | Item, Response | Broken | None, None]
 
 
 class SyncRequests:
     """Carries out REST ``Request``s with an ``httpx.Client``, bounded by ``timeouts``."""
+
+    # ``_aio.AsyncRequests`` is this class again with ``await``: the conversations
+    # they run are written once (``_core``), and what stays twice is what sync and
+    # async syntax force.
 
     def __init__(self, http: httpx.Client, timeouts: Timeouts, headers: dict[str, str] | None = None) -> None:
         self._http = http
@@ -54,6 +61,20 @@ class SyncRequests:
                 action = conversation.send(self.request(action))
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
+
+    def items(self, conversation: ItemTalk[Item]) -> Iterator[Item]:
+        """Run a conversation that also hands out items (``ThreadCalls.history``), yielding them."""
+        reply: Response | Broken | None = None
+        while True:
+            try:
+                step = conversation.send(reply)
+            except StopIteration:
+                return
+            if isinstance(step, Request):
+                reply = self.request(step)
+            else:
+                reply = None
+                yield step
 
 
 class SyncRunSource(Iterator[Part]):

@@ -2,60 +2,50 @@
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterator, Sequence
 from contextlib import aclosing
 from typing import Any, Literal, overload
 from uuid import UUID
 
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import merge_configs
+from langchain_core.runnables.graph import Graph as DrawableGraph
 from langchain_core.runnables.schema import StreamEvent
 from langgraph.pregel.protocol import PregelProtocol
 from langgraph.pregel.remote import RemoteGraph as _UpstreamRemoteGraph
-from langgraph.stream.transformers import (
-    CustomTransformer,
-    LifecycleTransformer,
-    SubgraphTransformer,
-    UpdatesTransformer,
-    ValuesTransformer,
-)
 from langgraph.types import All, Durability, StateSnapshot, StateUpdate, StreamMode
 from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
 
-from remote_graph._aio import AsyncRunSource
 from remote_graph._classic import ClassicCall
 from remote_graph._clients import ClientSettings, SdkClients
 from remote_graph._core.actions import Timeouts
-from remote_graph._core.commands import RunOptions, StartPlan, wire_config
+from remote_graph._core.commands import RunOptions
 from remote_graph._core.events import EventFilters
 from remote_graph._core.limits import Limits
-from remote_graph._core.run import RunDriver
 from remote_graph._core.schema import GraphSchemas
-from remote_graph._core.thread_ids import ThreadIdMap, default_map_thread_id, server_thread_id, thread_name
+from remote_graph._core.thread_ids import ThreadIdMap, default_map_thread_id, server_thread_id
+from remote_graph._deployment import Deployment, TransformerFactory
 from remote_graph._guard import check_config, guard_methods
 from remote_graph._invoke import InvokeCollector, collector_kwargs
-from remote_graph._private import (
-    StreamMux,
-    merge_tracing_headers,
-    normalize_stream_transformer_factories,
-    reject_v3_invariant_kwargs,
-)
+from remote_graph._private import normalize_stream_transformer_factories, reject_v3_invariant_kwargs
 from remote_graph._state import ThreadCalls
-from remote_graph._sync import SyncRunSource
-from remote_graph.nesting import ChildThreadId, NestedCall, default_child_thread_id
+from remote_graph._v3 import V3Call
+from remote_graph.nesting import ChildThreadId, NestedCall, default_child_thread_id, nested_call
 from remote_graph.streams import AsyncRemoteGraphRunStream, RemoteGraphRunStream
-from remote_graph.transformers import RemoteMessagesTransformer, WireChannelsTransformer
 
 __all__ = ["RemoteGraph"]
 
-
-# What stands for a deployed module's opt-in transformers when the caller names none:
-# the server sends ``updates`` and ``custom`` exactly when its module registers them.
-_SERVER_SIDE: tuple[TransformerFactory, ...] = (UpdatesTransformer, CustomTransformer)
-
-
-TransformerFactory = Callable[[tuple[str, ...]], Any]
+# The named arguments of ``stream`` / ``astream``, handed on as they are.
+_STREAM_ARGS = (
+    "context",
+    "stream_mode",
+    "print_mode",
+    "interrupt_before",
+    "interrupt_after",
+    "durability",
+    "subgraphs",
+    "debug",
+    "version",
+)
 
 
 def _no_params(params: Any, method: str) -> None:
@@ -67,15 +57,21 @@ def _no_params(params: Any, method: str) -> None:
 class RemoteGraph(_UpstreamRemoteGraph):
     """A graph deployed on a LangGraph server, usable like a local compiled graph.
 
-    ``stream_events(input, config, version="v3")`` and ``await
-    astream_events(..., version="v3")`` return run streams with the local
-    ``GraphRunStream`` / ``AsyncGraphRunStream`` surface: raw events,
-    ``values``, ``messages``, ``lifecycle``, ``subgraphs``, opt-in projections,
-    ``output``/``interrupted``/``interrupts``, ``abort()``, ``interleave``. The
-    v1/v2 methods (``invoke``, ``stream``, ``get_state``, ``update_state``, ...)
-    are langgraph's own ``RemoteGraph``'s, guarded: each checks its config
-    before sending anything, waits no longer than ``timeouts``, and raises
-    ``RemoteGraphError``s instead of httpx's errors.
+    Every method a compiled graph has works as it does locally and returns the
+    objects a local graph returns: ``stream_events(input, config,
+    version="v3")`` and ``await astream_events(..., version="v3")`` give run
+    streams with the local ``GraphRunStream`` / ``AsyncGraphRunStream``
+    surface (raw events, ``values``, ``messages``, ``lifecycle``,
+    ``subgraphs``, opt-in projections, ``output`` / ``interrupted`` /
+    ``interrupts``, ``abort()``); ``invoke``, ``batch``, ``stream`` in every
+    stream mode and ``astream_events(version="v1"/"v2")`` give local chunks
+    and events; ``get_state``, ``get_state_history``, ``update_state``,
+    ``bulk_update_state`` and ``get_subgraphs`` give ``StateSnapshot``s and
+    configs. Each method that starts a run takes the same data path: it
+    resumes after a lost connection with nothing lost or repeated, ends on the
+    server's verdict, cancels the run on the server when the caller abandons
+    it, and waits no longer than ``timeouts``. Every failure is a
+    ``RemoteGraphError`` (a node's exception is rebuilt under its own name).
 
     Thread ids are what they are locally: any string (``"user-42"``,
     ``"tenant/7"``), a UUID, or another value read as ``str(value)``. The
@@ -171,6 +167,11 @@ class RemoteGraph(_UpstreamRemoteGraph):
     ) -> None:
         if not isinstance(assistant_id, str) or not assistant_id:
             raise ValueError(f"assistant_id must be a non-empty string, got {assistant_id!r}")
+        if url is None and client is None and sync_client is None:
+            raise ValueError(
+                f"RemoteGraph({assistant_id!r}) has no server to talk to: pass url='http://host:port' "
+                "(or an SDK client= / sync_client=)"
+            )
         if not callable(map_thread_id):
             raise TypeError(f"map_thread_id must be callable, got {type(map_thread_id).__name__}")
         check_config(config)
@@ -209,7 +210,26 @@ class RemoteGraph(_UpstreamRemoteGraph):
         self.child_thread_id = child_thread_id
         self.map_thread_id = map_thread_id
         self._schemas = GraphSchemas()
-        self._thread_calls = ThreadCalls(self)
+
+    def _deployment(self) -> Deployment:
+        """What a call needs from this graph, handed down to the modules that build the call."""
+        return Deployment(
+            assistant_id=self.assistant_id,
+            name=self.get_name(),
+            config=self.config,
+            clients=self._clients,
+            timeouts=self.timeouts,
+            limits=self.limits,
+            schemas=self._schemas,
+            map_thread_id=self.map_thread_id,
+            child_thread_id=self.child_thread_id,
+            distributed_tracing=self.distributed_tracing,
+            stream_transformers=self.stream_transformers,
+            wire_channels=self._wire_channels,
+        )
+
+    def _threads(self) -> ThreadCalls:
+        return ThreadCalls(self._deployment())
 
     def copy(self, update: dict[str, Any]) -> RemoteGraph:
         """A copy with ``update`` applied to the constructor arguments (private caches start fresh).
@@ -220,7 +240,11 @@ class RemoteGraph(_UpstreamRemoteGraph):
         update = dict(update)
         client_changes = {key: update.pop(key) for key in ("client", "sync_client") if key in update}
         attrs = {key: value for key, value in {**self.__dict__, **update}.items() if not key.startswith("_")}
-        copy = self.__class__(attrs.pop("assistant_id"), **attrs)
+        # The same server, so the copy is valid as built; its clients are then this graph's.
+        server = self._clients.settings
+        copy = self.__class__(
+            attrs.pop("assistant_id"), url=server.url, client=server.client, sync_client=server.sync_client, **attrs
+        )
         if client_changes or copy.timeouts != self.timeouts:
             copy._clients = self._clients.derive(timeouts=copy.timeouts, **client_changes)
         else:
@@ -272,6 +296,10 @@ class RemoteGraph(_UpstreamRemoteGraph):
             self._clients = self._clients.derive(sync_client=value)
 
     # --- thread state -----------------------------------------------------------
+    #
+    # Each method and its async variant keep a compiled graph's signature, which
+    # sync and async syntax spell twice; their bodies hand one conversation
+    # (``_state.ThreadCalls``, ``_classic``, ``_v3``) to the sync or async shell.
 
     def get_state(
         self,
@@ -291,7 +319,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
         checkpoint.
         """
         _no_params(params, "get_state")
-        return self._thread_calls.sync(headers).run(self._thread_calls.state(config, subgraphs))
+        return (threads := self._threads()).sync(headers).run(threads.state(config, subgraphs))
 
     async def aget_state(
         self,
@@ -303,7 +331,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
     ) -> StateSnapshot:
         """Async variant of ``get_state``."""
         _no_params(params, "aget_state")
-        return await self._thread_calls.async_(headers).run(self._thread_calls.state(config, subgraphs))
+        return await (threads := self._threads()).async_(headers).run(threads.state(config, subgraphs))
 
     def get_state_history(
         self,
@@ -323,9 +351,8 @@ class RemoteGraph(_UpstreamRemoteGraph):
         have has no history.
         """
         _no_params(params, "get_state_history")
-        yield from self._thread_calls.history_pages_sync(
-            config, filter=filter, before=before, limit=limit, headers=headers
-        )
+        threads = self._threads()
+        yield from threads.sync(headers).items(threads.history(config, filter=filter, before=before, limit=limit))
 
     async def aget_state_history(
         self,
@@ -339,8 +366,9 @@ class RemoteGraph(_UpstreamRemoteGraph):
     ) -> AsyncIterator[StateSnapshot]:
         """Async variant of ``get_state_history``."""
         _no_params(params, "aget_state_history")
-        async for state in self._thread_calls.history_pages_async(
-            config, filter=filter, before=before, limit=limit, headers=headers
+        threads = self._threads()
+        async for state in threads.async_(headers).items(
+            threads.history(config, filter=filter, before=before, limit=limit)
         ):
             yield state
 
@@ -359,7 +387,8 @@ class RemoteGraph(_UpstreamRemoteGraph):
         As locally, a thread with no checkpoint yet gets its first one (the
         server's thread is created for the deployed graph first).
         """
-        return self._thread_calls.sync(headers).run(self._thread_calls.update(config, values, as_node, task_id))
+        threads = self._threads()
+        return threads.sync(headers).run(threads.update(config, values, as_node, task_id))
 
     async def aupdate_state(  # type: ignore[override]
         self,
@@ -371,7 +400,8 @@ class RemoteGraph(_UpstreamRemoteGraph):
         headers: dict[str, str] | None = None,
     ) -> RunnableConfig:
         """Async variant of ``update_state``."""
-        return await self._thread_calls.async_(headers).run(self._thread_calls.update(config, values, as_node, task_id))
+        threads = self._threads()
+        return await threads.async_(headers).run(threads.update(config, values, as_node, task_id))
 
     # A compiled graph's signature: supersteps of StateUpdates.
     def bulk_update_state(self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]) -> RunnableConfig:  # type: ignore[override]
@@ -381,13 +411,15 @@ class RemoteGraph(_UpstreamRemoteGraph):
         applies them through its threads API, creating the thread when it has
         none). Returns the last checkpoint's config.
         """
-        return self._thread_calls.sync(None).run(self._thread_calls.bulk(config, supersteps))
+        threads = self._threads()
+        return threads.sync(None).run(threads.bulk(config, supersteps))
 
     async def abulk_update_state(  # type: ignore[override]
         self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]
     ) -> RunnableConfig:
         """Async variant of ``bulk_update_state``."""
-        return await self._thread_calls.async_(None).run(self._thread_calls.bulk(config, supersteps))
+        threads = self._threads()
+        return await threads.async_(None).run(threads.bulk(config, supersteps))
 
     def get_subgraphs(
         self, *, namespace: str | None = None, recurse: bool = False
@@ -398,17 +430,47 @@ class RemoteGraph(_UpstreamRemoteGraph):
         cannot run on its own (the server runs only deployed graphs), so its
         run methods raise ``NotImplementedError`` saying so.
         """
-        for namespace_, subgraph in self._thread_calls.sync(None).run(self._thread_calls.subgraphs(namespace, recurse)):
+        threads = self._threads()
+        for namespace_, subgraph in threads.sync(None).run(threads.subgraphs(namespace, recurse)):
             yield namespace_, subgraph  # type: ignore[misc]
 
     async def aget_subgraphs(
         self, *, namespace: str | None = None, recurse: bool = False
     ) -> AsyncIterator[tuple[str, PregelProtocol[Any, Any, Any, Any]]]:
         """Async variant of ``get_subgraphs``."""
-        for namespace_, subgraph in await self._thread_calls.async_(None).run(
-            self._thread_calls.subgraphs(namespace, recurse)
-        ):
+        threads = self._threads()
+        for namespace_, subgraph in await threads.async_(None).run(threads.subgraphs(namespace, recurse)):
             yield namespace_, subgraph  # type: ignore[misc]
+
+    def get_graph(
+        self,
+        config: RunnableConfig | None = None,
+        *,
+        xray: int | bool = False,
+        headers: dict[str, str] | None = None,
+        params: Any = None,
+    ) -> DrawableGraph:
+        """The deployed graph's drawing, as the server describes it (``xray``: with its subgraphs').
+
+        A graph name the server does not serve fails with a
+        ``RemoteCommandError`` naming the graphs it serves.
+        """
+        threads = self._threads()
+        threads.sync(headers).run(threads.known())
+        return super().get_graph(config, xray=xray, headers=headers, params=params)
+
+    async def aget_graph(
+        self,
+        config: RunnableConfig | None = None,
+        *,
+        xray: int | bool = False,
+        headers: dict[str, str] | None = None,
+        params: Any = None,
+    ) -> DrawableGraph:
+        """Async variant of ``get_graph``."""
+        threads = self._threads()
+        await threads.async_(headers).run(threads.known())
+        return await super().aget_graph(config, xray=xray, headers=headers, params=params)
 
     # --- inside a local parent ------------------------------------------------
 
@@ -422,7 +484,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
         the list of chunks. Inside a local parent's task this runs as that
         task's subgraph (see the class docstring).
         """
-        nested = NestedCall.start(self, input, config, kwargs)
+        nested = nested_call(self._deployment(), input, config, kwargs)
         if nested is not None:
             return nested.run()
         collect = InvokeCollector(**collector_kwargs(kwargs))
@@ -432,7 +494,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Async variant of ``invoke``. Cancelling it cancels the remote run."""
-        nested = NestedCall.start(self, input, config, kwargs)
+        nested = nested_call(self._deployment(), input, config, kwargs)
         if nested is not None:
             return await nested.arun()
         collect = InvokeCollector(**collector_kwargs(kwargs))
@@ -495,24 +557,9 @@ class RemoteGraph(_UpstreamRemoteGraph):
                 honoured; ``control``, ``params`` and unknown keywords raise
                 ``NotImplementedError`` naming them.
         """
-        call = self._stream_call(
-            input,
-            config,
-            dict(
-                context=context,
-                stream_mode=stream_mode,
-                print_mode=print_mode,
-                interrupt_before=interrupt_before,
-                interrupt_after=interrupt_after,
-                durability=durability,
-                subgraphs=subgraphs,
-                debug=debug,
-                version=version,
-            ),
-            kwargs,
-            "stream()",
-        )
-        yield from call.iterate() if isinstance(call, NestedCall) else call.iterate(self)
+        named = locals()
+        call = self._stream_call(input, config, {key: named[key] for key in _STREAM_ARGS}, kwargs, "stream()")
+        yield from call.iterate()
 
     async def astream(  # type: ignore[override]
         self,
@@ -531,25 +578,10 @@ class RemoteGraph(_UpstreamRemoteGraph):
         **kwargs: Any,
     ) -> AsyncGenerator[Any, None]:
         """Async variant of ``stream``; cancelling it, or closing it early, cancels the run."""
-        call = self._stream_call(
-            input,
-            config,
-            dict(
-                context=context,
-                stream_mode=stream_mode,
-                print_mode=print_mode,
-                interrupt_before=interrupt_before,
-                interrupt_after=interrupt_after,
-                durability=durability,
-                subgraphs=subgraphs,
-                debug=debug,
-                version=version,
-            ),
-            kwargs,
-            "astream()",
-        )
+        named = locals()
+        call = self._stream_call(input, config, {key: named[key] for key in _STREAM_ARGS}, kwargs, "astream()")
         # Closed with the caller's generator: an async for does not close what it iterates.
-        chunks = call.aiterate() if isinstance(call, NestedCall) else call.aiterate(self)
+        chunks = call.aiterate()
         async with aclosing(chunks):
             async for chunk in chunks:
                 yield chunk
@@ -571,60 +603,13 @@ class RemoteGraph(_UpstreamRemoteGraph):
             **run_kwargs,
             **{key: shape[key] for key in ("stream_mode", "print_mode", "subgraphs", "version")},
         }
-        nested = NestedCall.start(self, input, config, nested_kwargs, streaming=True)
+        deployment = self._deployment()
+        nested = nested_call(deployment, input, config, nested_kwargs, streaming=True)
         if nested is not None:
             return nested
-        return ClassicCall.start(self, input, config, **shape, kwargs=run_kwargs, method=method)
+        return ClassicCall.start(deployment, input, config, **shape, kwargs=run_kwargs, method=method)
 
     # --- v3 --------------------------------------------------------------------
-
-    def _mux(self, transformers: Sequence[TransformerFactory] | None, *, is_async: bool) -> StreamMux:
-        chosen = _SERVER_SIDE if self.stream_transformers is None else self.stream_transformers
-        known = self._wire_channels
-
-        def wire_channels(scope: tuple[str, ...]) -> WireChannelsTransformer:
-            return WireChannelsTransformer(scope, known if not scope else None)
-
-        factories = [
-            ValuesTransformer,
-            RemoteMessagesTransformer,
-            LifecycleTransformer,
-            SubgraphTransformer,
-            *normalize_stream_transformer_factories(chosen),
-            *normalize_stream_transformer_factories(transformers),
-            # Last, so a name another transformer projects is left to it.
-            wire_channels,
-        ]
-        return StreamMux(factories=factories, scope=(), is_async=is_async)
-
-    def _plan(
-        self, input: Any, config: RunnableConfig | None, options: RunOptions, **stream: Any
-    ) -> tuple[StartPlan, RunnableConfig, str, bool]:
-        """How a root run of this graph starts (v3 and classic alike): its plan, the
-        call's config merged over the graph's, the server thread, and whether the
-        caller named it. ``stream`` holds a classic run's stream settings."""
-        merged = merge_configs(self.config, config)
-        thread_id, wire, thread_given = wire_config(merged, lambda value: server_thread_id(value, self.map_thread_id))
-        plan = StartPlan(
-            assistant_id=self.assistant_id,
-            input=input,
-            config=wire,
-            options=options,
-            thread_given=thread_given,
-            **stream,
-        )
-        return plan, merged, thread_id, thread_given
-
-    def _driver(self, input: Any, config: RunnableConfig | None, options: RunOptions) -> tuple[RunDriver, str]:
-        """The v3 run's driver, on the server thread, and the thread id the caller knows it by."""
-        plan, merged, thread_id, thread_given = self._plan(input, config, options)
-        name = thread_name(merged["configurable"]["thread_id"]) if thread_given else thread_id
-        return RunDriver(plan, thread_id, timeouts=self.timeouts, limits=self.limits), name
-
-    def _run_headers(self, options: RunOptions) -> dict[str, str] | None:
-        if not self.distributed_tracing:
-            return options.headers
-        return merge_tracing_headers(options.headers)
 
     @overload  # type: ignore[override]
     def stream_events(
@@ -686,13 +671,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
             return super().stream_events(input, config, version=version, transformers=transformers, **kwargs)
         reject_v3_invariant_kwargs(kwargs)
         options = RunOptions.from_kwargs(kwargs)
-        mux = self._mux(transformers, is_async=False)
-        driver, name = self._driver(input, config, options)
-        sync_client = self._clients.sync_client()
-        source = SyncRunSource(sync_client.http.client, driver, self._run_headers(options), owner=self._clients)
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="The v3 streaming protocol on Pregel is experimental.")
-            return RemoteGraphRunStream(source, mux, driver, thread_id=name)
+        return V3Call(self._deployment(), input, config, transformers, options).run_stream()
 
     @overload  # type: ignore[override]
     def astream_events(
@@ -772,8 +751,10 @@ class RemoteGraph(_UpstreamRemoteGraph):
         filters: EventFilters,
         kwargs: dict[str, Any],
     ) -> AsyncIterator[StreamEvent]:
-        call = ClassicCall.start_events(self, input, config, version=version, filters=filters, kwargs=kwargs)
-        async with aclosing(call.aiterate(self)) as events:
+        call = ClassicCall.start_events(
+            self._deployment(), input, config, version=version, filters=filters, kwargs=kwargs
+        )
+        async with aclosing(call.aiterate()) as events:
             async for event in events:
                 yield event  # type: ignore[misc]
 
@@ -784,10 +765,5 @@ class RemoteGraph(_UpstreamRemoteGraph):
         transformers: Sequence[TransformerFactory] | None,
         options: RunOptions,
     ) -> AsyncRemoteGraphRunStream:
-        mux = self._mux(transformers, is_async=True)
-        driver, name = self._driver(input, config, options)
-        client = self._clients.async_client()
-        source = AsyncRunSource(client.http.client, driver, self._run_headers(options), owner=self._clients)
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="The v3 streaming protocol on Pregel is experimental.")
-            return AsyncRemoteGraphRunStream(source, mux, driver, thread_id=name)
+        # Built when awaited, on the awaiting loop (its client).
+        return V3Call(self._deployment(), input, config, transformers, options).async_run_stream()

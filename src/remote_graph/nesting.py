@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
 from contextlib import aclosing
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Any
 from urllib.parse import quote
 from uuid import UUID, uuid4, uuid5
 
@@ -32,26 +32,18 @@ from langchain_core.runnables.config import get_async_callback_manager_for_confi
 from langgraph.errors import GraphInterrupt
 from langgraph.types import GraphOutput, Interrupt
 
-from remote_graph._aio import AsyncRunSource
+from remote_graph import _private
 from remote_graph._core.classic import CallView, ChunkReader
 from remote_graph._core.classic_nested import ClassicNestedRun
 from remote_graph._core.classic_wire import ClassicWire
-from remote_graph._core.commands import RunOptions, StartPlan, wire_config
+from remote_graph._core.commands import RunOptions, wire_config
 from remote_graph._core.events import revived_event, run_type
 from remote_graph._core.nested import NestedRun, ParentResume
 from remote_graph._core.run import RunDriver
 from remote_graph._core.shape import CLASSIC_MODES, Shaper, server_modes
 from remote_graph._core.thread_ids import ThreadIdMap, default_map_thread_id, server_thread_id, thread_name
+from remote_graph._deployment import Deployment
 from remote_graph._private import (
-    CONFIG_KEY_CHECKPOINT_NS,
-    CONFIG_KEY_RESUME_MAP,
-    CONFIG_KEY_RESUMING,
-    CONFIG_KEY_RUNTIME,
-    CONFIG_KEY_SCRATCHPAD,
-    CONFIG_KEY_STREAM,
-    CONFIG_KEY_STREAM_MESSAGES_V2,
-    CONFIG_KEY_TASK_ID,
-    NS_SEP,
     PregelScratchpad,
     StreamMessagesHandler,
     StreamMessagesHandlerV2,
@@ -63,13 +55,9 @@ from remote_graph._private import (
     send_event,
     subgraph_count,
 )
-from remote_graph._sync import SyncRunSource
 from remote_graph.errors import RemoteRunError
 
-if TYPE_CHECKING:
-    from remote_graph.graph import RemoteGraph
-
-__all__ = ["ChildThreadId", "NestedCall", "ParentTask", "default_child_thread_id", "parent_task"]
+__all__ = ["ChildThreadId", "NestedCall", "ParentTask", "default_child_thread_id", "nested_call", "parent_task"]
 
 ChildThreadId = Callable[[str, str], str]
 """Maps (parent thread id, task checkpoint namespace) to the remote child's thread id."""
@@ -140,14 +128,14 @@ def parent_task(
     task id left after merging, so it addresses its own lineage: ``None``.
     """
     conf: Mapping[str, Any] = config.get("configurable") or {}
-    if CONFIG_KEY_TASK_ID not in conf:
+    if _private.CONFIG_KEY_TASK_ID not in conf:
         return None
-    checkpoint_ns = str(conf.get(CONFIG_KEY_CHECKPOINT_NS) or "")
-    scratchpad = conf.get(CONFIG_KEY_SCRATCHPAD)
+    checkpoint_ns = str(conf.get(_private.CONFIG_KEY_CHECKPOINT_NS) or "")
+    scratchpad = conf.get(_private.CONFIG_KEY_SCRATCHPAD)
     if isinstance(scratchpad, PregelScratchpad) and (count := subgraph_count(scratchpad)):
         # A second graph run in one task gets its own namespace, as a local child's does.
-        checkpoint_ns = NS_SEP.join((checkpoint_ns, str(count)))
-    stream = conf.get(CONFIG_KEY_STREAM)
+        checkpoint_ns = _private.NS_SEP.join((checkpoint_ns, str(count)))
+    stream = conf.get(_private.CONFIG_KEY_STREAM)
     write = _marking_streamed_messages(stream, config.get("callbacks")) if stream is not None else None
     resume = None
 
@@ -155,24 +143,24 @@ def parent_task(
         if isinstance(scratchpad, PregelScratchpad):
             null_resume(scratchpad, True)
 
-    if conf.get(CONFIG_KEY_RESUMING):
+    if conf.get(_private.CONFIG_KEY_RESUMING):
         value: Any = null_resume(scratchpad, False) if isinstance(scratchpad, PregelScratchpad) else None
         resume = ParentResume(
-            by_id=dict(conf.get(CONFIG_KEY_RESUME_MAP) or {}), **({} if value is None else {"value": value})
+            by_id=dict(conf.get(_private.CONFIG_KEY_RESUME_MAP) or {}), **({} if value is None else {"value": value})
         )
     child = child_thread_id(str(conf.get("thread_id") or ""), checkpoint_ns)
     if not isinstance(child, (str, UUID)) or not child:
         raise TypeError(f"child_thread_id must return a non-empty str (or UUID) thread id, got {child!r}")
     return ParentTask(
-        ns=tuple(checkpoint_ns.split(NS_SEP)) if checkpoint_ns else (),
+        ns=tuple(checkpoint_ns.split(_private.NS_SEP)) if checkpoint_ns else (),
         thread_id=server_thread_id(child, map_thread_id, "the thread id child_thread_id returned"),
         write=write,
         modes=frozenset(getattr(stream, "modes", ()) or ()),
-        v3_messages=bool(conf.get(CONFIG_KEY_STREAM_MESSAGES_V2)),
+        v3_messages=bool(conf.get(_private.CONFIG_KEY_STREAM_MESSAGES_V2)),
         resume=resume,
         metadata={k: v for k, v in (config.get("metadata") or {}).items() if k in _TASK_METADATA_KEYS},
         consume_resume=consume,
-        context=getattr(conf.get(CONFIG_KEY_RUNTIME), "context", None),
+        context=getattr(conf.get(_private.CONFIG_KEY_RUNTIME), "context", None),
         v1_messages=_v1_messages_scope(config.get("callbacks")),
         parent_thread=thread_name(conf["thread_id"]) if conf.get("thread_id") is not None else None,
         mark_seen=_seen_marker(config.get("callbacks")),
@@ -251,6 +239,7 @@ def _marking_streamed_messages(stream: Callable[[Any], None], callbacks: Any) ->
 _TASK_KEYS = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "run_id", "run_attempt"})
 
 
+@dataclass(eq=False)
 class NestedCall:
     """A ``RemoteGraph`` call (``invoke``, ``stream`` and their async variants) inside a local parent's task.
 
@@ -265,131 +254,28 @@ class NestedCall:
     ``astream_events``, the run is one of the parent's runs, as a local
     child's is, and the deployed graph's events are the parent's too.
 
-    ``start`` reads the parent task from the config (merged with the ambient
+    ``nested_call`` reads the parent task from the config (merged with the ambient
     one, as a local child reads it: ``ensure_config``), and returns ``None``
     outside a parent's task.
     """
 
-    def __init__(
-        self,
-        task: ParentTask,
-        driver: RunDriver,
-        run: NestedRun | ClassicNestedRun,
-        *,
-        graph: RemoteGraph,
-        input: Any,
-        config: RunnableConfig,
-        headers: dict[str, str] | None,
-        version: str,
-        shaper: Shaper | None,
-    ) -> None:
-        self.task = task
-        self.driver = driver
-        self.nested = run
-        self.graph = graph
-        self.input = input
-        self.config = config
-        self.headers = headers
-        self.version = version
-        self.shaper = shaper
-        self.events = events_handler(config.get("callbacks")) if isinstance(run, ClassicNestedRun) else None
-        self._run_manager: Any = None
+    task: ParentTask
+    driver: RunDriver
+    nested: NestedRun | ClassicNestedRun
+    _: KW_ONLY
+    deployment: Deployment
+    input: Any
+    config: RunnableConfig
+    headers: dict[str, str] | None
+    version: str
+    shaper: Shaper | None
+    events: Any = field(init=False)
+    _run_manager: Any = field(default=None, init=False)
 
-    @classmethod
-    def start(
-        cls,
-        graph: RemoteGraph,
-        input: Any,
-        config: RunnableConfig | None,
-        kwargs: Mapping[str, Any],
-        *,
-        streaming: bool = False,
-    ) -> NestedCall | None:
-        """The call, if ``config`` (with the ambient config) is a parent task's; else ``None``.
-
-        ``streaming``: a ``stream`` call, whose ``stream_mode`` (``values`` by
-        default, as a local child called as a node), ``subgraphs`` and
-        ``version`` shape the chunks it yields.
-        """
-        merged = ensure_config(graph.config, config)
-        task = parent_task(merged, graph.child_thread_id, graph.map_thread_id)
-        if task is None:
-            return None
-        rest = dict(kwargs)
-        version = rest.pop("version", "v1")
-        if version not in ("v1", "v2"):
-            raise ValueError(f"version must be 'v1' or 'v2', got {version!r}")
-        shaper = None
-        if streaming:
-            stream_mode = rest.pop("stream_mode", None) or "values"
-            subgraphs = bool(rest.pop("subgraphs", False))
-            shaper = Shaper(stream_mode, rest.pop("print_mode", None) or (), subgraphs=subgraphs, version=version)
-        if rest.pop("params", None) is not None:
-            raise NotImplementedError(
-                "params= (extra query parameters) cannot be honoured by a remote run inside a parent task."
-            )
-        if not rest.get("context"):
-            # As a local child given no context of its own inherits its parent's.
-            rest["context"] = task.context
-        options = RunOptions.from_kwargs(rest, "stream()" if streaming else "invoke()")
-        configurable = {
-            k: v for k, v in (merged.get("configurable") or {}).items() if k not in ("thread_id", "checkpoint_id")
-        }
-        # The parent's task bookkeeping stays local; the server sets its own.
-        metadata = {
-            k: v
-            for k, v in (merged.get("metadata") or {}).items()
-            if not k.startswith("langgraph_") and k not in _TASK_KEYS
-        }
-        _, wire, _ = wire_config({**merged, "configurable": configurable, "metadata": metadata})
-        classic = not task.v3_messages
-        modes: tuple[str, ...] | None = None
-        if classic:
-            # The parent's stream modes; and a parent streaming messages makes a
-            # local child's models stream (its messages handler is theirs too),
-            # even where it emits none of their tokens (subgraphs=False).
-            wanted = {"values", *(task.modes & CLASSIC_MODES)}
-            if task.v1_messages is not None:
-                wanted.add("messages")
-            if shaper is not None:
-                wanted.update(shaper.modes())
-            if events_handler(merged.get("callbacks")) is not None:
-                wanted.add("events")
-            modes = server_modes(sorted(wanted))
-        plan = StartPlan(
-            assistant_id=graph.assistant_id,
-            input=input,
-            config=wire,
-            options=options,
-            thread_given=True,
-            parent_resume=task.resume,
-            stream_mode=modes,
-            # A local child writes its subgraphs' chunks when the parent streams subgraphs.
-            stream_subgraphs=task.write is not None or bool(shaper is not None and shaper.subgraphs),
-        )
-        run: NestedRun | ClassicNestedRun
-        wire_format: ClassicWire | None = None
-        if classic:
-            view = CallView(server_thread=task.thread_id, thread_name=task.parent_thread)
-            wire_format = ClassicWire(ChunkReader(view, graph._schemas), f"/threads/{quote(task.thread_id, safe='')}")
-            run = ClassicNestedRun(
-                task.ns, task.modes, parent_thread=task.parent_thread, emits=task.v1_messages, mark_seen=task.mark_seen
-            )
-        else:
-            run = NestedRun(task.ns, task.modes, key_prefix=f"remote:{uuid4().hex}", metadata=task.metadata)
-        driver = RunDriver(
-            plan, task.thread_id, timeouts=graph.timeouts, schemas=graph._schemas, wire=wire_format, limits=graph.limits
-        )
-        return cls(
-            task,
-            driver,
-            run,
-            graph=graph,
-            input=input,
-            config=merged,
-            headers=graph._run_headers(options),
-            version=version,
-            shaper=shaper,
+    def __post_init__(self) -> None:
+        # Inside a parent streaming astream_events, the run is one of the parent's runs.
+        self.events = (
+            events_handler(self.config.get("callbacks")) if isinstance(self.nested, ClassicNestedRun) else None
         )
 
     # --- the shells -----------------------------------------------------------------
@@ -409,10 +295,7 @@ class NestedCall:
 
     def iterate(self) -> Iterator[Any]:
         """``stream``: the chunks the call yields (none for ``invoke``), as the run goes."""
-        graph = self.graph
-        source = SyncRunSource(
-            graph._clients.sync_client().http.client, self.driver, self.headers, owner=graph._clients
-        )
+        source = self.deployment.sync_source(self.driver, self.headers)
         try:
             for part in source:
                 yield from self._take(part)
@@ -425,15 +308,12 @@ class NestedCall:
 
     async def aiterate(self) -> AsyncGenerator[Any, None]:
         """``astream``: async variant of ``iterate``."""
-        graph = self.graph
-        source = AsyncRunSource(
-            graph._clients.async_client().http.client, self.driver, self.headers, owner=graph._clients
-        )
+        source = self.deployment.async_source(self.driver, self.headers)
         if self.events is not None:
             # The run is one of the parent's, as a local child's run is.
             manager = get_async_callback_manager_for_config(self.config)
             self._run_manager = await manager.on_chain_start(
-                None, self.input, name=self.config.get("run_name") or graph.get_name()
+                None, self.input, name=self.config.get("run_name") or self.deployment.name
             )
         try:
             try:
@@ -515,3 +395,98 @@ class NestedCall:
     def _result(self) -> Any:
         output = self._output()
         return GraphOutput(value=output, interrupts=()) if self.version == "v2" else output
+
+
+def nested_call(
+    deployment: Deployment,
+    input: Any,
+    config: RunnableConfig | None,
+    kwargs: Mapping[str, Any],
+    *,
+    streaming: bool = False,
+) -> NestedCall | None:
+    """The ``RemoteGraph`` call inside the local parent task ``config`` (with the ambient config) names; else ``None``.
+
+    ``streaming``: a ``stream`` call, whose ``stream_mode`` (``values`` by
+    default, as a local child called as a node), ``subgraphs`` and
+    ``version`` shape the chunks it yields.
+    """
+    merged = ensure_config(deployment.config, config)
+    task = parent_task(merged, deployment.child_thread_id, deployment.map_thread_id)
+    if task is None:
+        return None
+    rest = dict(kwargs)
+    version = rest.pop("version", "v1")
+    if version not in ("v1", "v2"):
+        raise ValueError(f"version must be 'v1' or 'v2', got {version!r}")
+    shaper = None
+    if streaming:
+        stream_mode = rest.pop("stream_mode", None) or "values"
+        subgraphs = bool(rest.pop("subgraphs", False))
+        shaper = Shaper(stream_mode, rest.pop("print_mode", None) or (), subgraphs=subgraphs, version=version)
+    if rest.pop("params", None) is not None:
+        raise NotImplementedError(
+            "params= (extra query parameters) cannot be honoured by a remote run inside a parent task."
+        )
+    if not rest.get("context"):
+        # As a local child given no context of its own inherits its parent's.
+        rest["context"] = task.context
+    options = RunOptions.from_kwargs(rest, "stream()" if streaming else "invoke()")
+    configurable = {
+        k: v for k, v in (merged.get("configurable") or {}).items() if k not in ("thread_id", "checkpoint_id")
+    }
+    # The parent's task bookkeeping stays local; the server sets its own.
+    metadata = {
+        k: v
+        for k, v in (merged.get("metadata") or {}).items()
+        if not k.startswith("langgraph_") and k not in _TASK_KEYS
+    }
+    _, wire, _ = wire_config({**merged, "configurable": configurable, "metadata": metadata})
+    classic = not task.v3_messages
+    modes: tuple[str, ...] | None = None
+    if classic:
+        # The parent's stream modes; and a parent streaming messages makes a
+        # local child's models stream (its messages handler is theirs too),
+        # even where it emits none of their tokens (subgraphs=False).
+        wanted = {"values", *(task.modes & CLASSIC_MODES)}
+        if task.v1_messages is not None:
+            wanted.add("messages")
+        if shaper is not None:
+            wanted.update(shaper.modes())
+        if events_handler(merged.get("callbacks")) is not None:
+            wanted.add("events")
+        modes = server_modes(sorted(wanted))
+    # A local child writes its subgraphs' chunks when the parent streams subgraphs.
+    subgraphs = task.write is not None or bool(shaper is not None and shaper.subgraphs)
+    plan = deployment.start_plan(
+        input,
+        wire,
+        options,
+        thread_given=True,
+        parent_resume=task.resume,
+        stream_mode=modes,
+        stream_subgraphs=subgraphs,
+    )
+    run: NestedRun | ClassicNestedRun
+    wire_format: ClassicWire | None = None
+    if classic:
+        view = CallView(server_thread=task.thread_id, thread_name=task.parent_thread)
+        thread_path = f"/threads/{quote(task.thread_id, safe='')}"
+        wire_format = ClassicWire(ChunkReader(view, deployment.schemas), thread_path)
+        run = ClassicNestedRun(
+            task.ns, task.modes, parent_thread=task.parent_thread, emits=task.v1_messages, mark_seen=task.mark_seen
+        )
+    else:
+        run = NestedRun(task.ns, task.modes, key_prefix=f"remote:{uuid4().hex}", metadata=task.metadata)
+    driver = deployment.driver(plan, task.thread_id, wire_format)
+    return NestedCall(
+        task,
+        driver,
+        run,
+        deployment=deployment,
+        input=input,
+        config=merged,
+        headers=deployment.run_headers(options),
+        version=version,
+        shaper=shaper,
+    )

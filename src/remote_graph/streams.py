@@ -101,6 +101,13 @@ class _RemoteRunMixin:
     _thread_name: str
     extensions: Mapping[str, Any]
 
+    def __init__(self, source: Any, mux: StreamMux, driver: RunDriver, *, thread_id: str | None = None) -> None:
+        self._driver = driver
+        self._thread_name = driver.thread_id if thread_id is None else thread_id
+        # langgraph's run stream, next in the method resolution order.
+        super().__init__(source, mux)  # type: ignore[call-arg]
+        self._learn_wire_channels(mux)
+
     def _learn_wire_channels(self, mux: StreamMux) -> None:
         self._run_mux = mux
         # Channels the server's module sends are found by name, even before their first event.
@@ -144,10 +151,7 @@ class RemoteGraphRunStream(_RemoteRunMixin, GraphRunStream):
     def __init__(
         self, source: SyncRunSource, mux: StreamMux, driver: RunDriver, *, thread_id: str | None = None
     ) -> None:
-        self._driver = driver
-        self._thread_name = driver.thread_id if thread_id is None else thread_id
-        super().__init__(source, mux)
-        self._learn_wire_channels(mux)
+        super().__init__(source, mux, driver, thread_id=thread_id)
         weakref.finalize(self, _close_dropped, source)
 
     def __enter__(self) -> RemoteGraphRunStream:
@@ -176,10 +180,7 @@ class AsyncRemoteGraphRunStream(_RemoteRunMixin, ReadyPartPump):
     def __init__(
         self, source: AsyncRunSource, mux: StreamMux, driver: RunDriver, *, thread_id: str | None = None
     ) -> None:
-        self._driver = driver
-        self._thread_name = driver.thread_id if thread_id is None else thread_id
-        super().__init__(source, mux)
-        self._learn_wire_channels(mux)
+        super().__init__(source, mux, driver, thread_id=thread_id)
         finalizer = weakref.finalize(self, _aclose_dropped, source, asyncio.get_running_loop())
         # At interpreter exit the loop is gone; nothing can be awaited then.
         finalizer.atexit = False

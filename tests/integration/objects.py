@@ -177,7 +177,7 @@ def versions_masked(lc_versions: dict[str, Any]) -> dict[str, str]:
 
     A model's chunks and events name the langchain-core of the process the model
     ran in: the server's, which may be another release than the caller's (the
-    README's divergence table).
+    divergence table, docs/divergences.md).
     """
     return {name: "<version>" for name in lc_versions}
 

@@ -148,13 +148,23 @@ CASES = [
         match="thread_id",
     ),
     # Kept working: each fails with the library's error.
+    # Every method names the graph it did not find; the server's own 422 (a v3
+    # run's start) lists the graphs it serves, and so does the client's 404.
     Case(
         "unknown-assistant",
         "unknown",
-        frozenset({"run", "server"}),
+        ALL,
         RemoteCommandError,
-        match="no-such-graph|assistant",
+        match="no-such-graph",
         statuses=(404, 422),
+    ),
+    Case(
+        "unknown-graph-lists-the-served-ones",
+        "unknown",
+        frozenset({"state", "server"}),
+        RemoteCommandError,
+        match="no graph 'no-such-graph'.*serves: .*linear",
+        statuses=(404,),
     ),
     # The SDK's transport retries a refused connection for about 7 s, so this
     # runs on one method of each family (the unit tests cover every method).

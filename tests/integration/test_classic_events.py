@@ -212,8 +212,8 @@ SERVED = frozenset(json.loads((Path(__file__).parents[2] / "app" / "langgraph.js
 def graphs_named_as_local(remote: Any, local: Any) -> Any:
     """``remote`` with each graph run named as local names it, where that is the only difference.
 
-    The one kept divergence of these scenarios (README, "Divergences from
-    local"): a remote graph's run (a root run, or a remote child's in a local
+    The one kept divergence of these scenarios (docs/divergences.md):
+    a remote graph's run (a root run, or a remote child's in a local
     parent) is named as the ``RemoteGraph`` is (its assistant id, unless
     ``name=`` is given), where a local graph compiled without a name is
     "LangGraph". ``test_probe_the_root_run_is_named_as_the_remote_graph``

@@ -256,7 +256,7 @@ def test_classic_invoke_local_equals_remote(name: str, flavour: str, request: py
     assert objects(remote) == objects(local)
 
 
-# --- divergences kept on purpose (README: "Divergences from local") -----------------------
+# --- divergences kept on purpose (docs/divergences.md) ------------------------------------
 
 
 @pytest.mark.parametrize("method", ["invoke", "stream", "ainvoke", "astream"])

@@ -75,7 +75,7 @@ def problems_of_events(events: list[dict[str, Any]]) -> list[str]:
     """What is wrong with a swarm run's ``astream_events(version="v2")`` events."""
     found = []
     # The root run is named as its graph is: "LangGraph" locally, the assistant
-    # id remotely (README, "Divergences from local").
+    # id remotely (docs/divergences.md).
     root = next((e["name"] for e in events if e["event"] == "on_chain_start" and not e["parent_ids"]), "LangGraph")
     counts = Counter((e["event"], "LangGraph" if e["name"] == root else e["name"]) for e in events)
     want = {

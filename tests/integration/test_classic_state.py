@@ -274,7 +274,7 @@ def test_classic_state_local_equals_remote(name: str, flavour: str, request: pyt
     assert objects(remote) == objects(local)
 
 
-# --- divergences kept on purpose (README: "Divergences from local") -----------------------
+# --- divergences kept on purpose (docs/divergences.md) ------------------------------------
 
 
 def test_probe_a_subgraph_of_a_deployed_graph_cannot_run_on_its_own(server_url: str) -> None:
@@ -308,3 +308,31 @@ def test_probe_state_is_json_on_the_way_back(server_url: str) -> None:
     as_json = [["a", 1], {"user": "ada", "currency": "USD"}]
     assert remote.invoke(given, config, context={"user": "ada"})["seen"][:2] == as_json
     assert remote.get_state(config).values["seen"][:2] == as_json
+
+
+def test_probe_a_top_level_thread_id_names_the_thread_where_local_get_state_raises(server_url: str) -> None:
+    """``{"thread_id": ...}`` without ``configurable``: langchain reads a top-level key
+    that is no config key as configurable's (``ensure_config``), and so do a local
+    graph's ``invoke`` and ``get_state_history``; a local ``get_state`` and
+    ``update_state`` index ``config["configurable"]`` and raise ``KeyError``. Remotely
+    every method reads the thread, as ``invoke`` does."""
+    import uuid
+
+    from remote_graph import RemoteGraph
+    from tests.integration.lanes import local_twin
+
+    name = f"top-level-{uuid.uuid4().hex[:8]}"
+    local, remote = local_twin("linear"), RemoteGraph("linear", url=server_url)
+    for graph in (local, remote):
+        assert graph.invoke(LINEAR, {"thread_id": name}) == {"x": 20, "log": ["a", "b"]}
+        assert [s.next for s in graph.get_state_history({"thread_id": name})][:2] == [(), ("b",)]
+    with pytest.raises(KeyError, match="configurable"):
+        local.get_state({"thread_id": name})
+    with pytest.raises(KeyError, match="configurable"):
+        local.update_state({"thread_id": name}, {"x": 5})
+    snapshot = remote.get_state({"thread_id": name})
+    assert snapshot.values == {"x": 20, "log": ["a", "b"]}
+    assert snapshot.config["configurable"]["thread_id"] == name
+    written = remote.update_state({"thread_id": name}, {"x": 5})
+    assert written["configurable"]["thread_id"] == name
+    assert remote.get_state({"configurable": {"thread_id": name}}).values["x"] == 5

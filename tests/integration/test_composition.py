@@ -377,7 +377,7 @@ def coordinates_3_parent_thread_is_its_own_root_lineage(lane: Lane) -> Any:
     turns = coordinate_case(lane, lambda parent: {"configurable": {"thread_id": parent}}, child_thread="")
     # Locally the child's root lineage on the parent's thread is the parent's own
     # (one checkpointer); a remote child's lives on the server. Both are readable
-    # and carry on across turns; only that is compared (see the README).
+    # and carry on across turns; only that is compared (see docs/composition.md).
     logs = [len(turn.pop("child_state")["log"]) for turn in turns]
     return {"turns": turns, "child_state_carries_on": logs[0] > 0 and logs[1] > logs[0]}
 
@@ -404,7 +404,7 @@ def test_local_child_equals_remote_child(name: str, flavour: str, server_url: st
     assert remote == local
 
 
-# --- divergences kept on purpose (README: "Divergences from local") ---------------------
+# --- divergences kept on purpose (docs/divergences.md) ----------------------------------
 
 
 def test_probe_a_remote_childs_message_keeps_the_node_named_at_its_start(server_url: str) -> None:

@@ -398,7 +398,7 @@ def test_local_equals_remote(name: str, flavour: str, server_url: str) -> None:
     assert remote == local
 
 
-# --- divergences kept on purpose (README: "Divergences from local") ---------------------
+# --- divergences kept on purpose (docs/divergences.md) ----------------------------------
 
 
 def _thread() -> dict[str, Any]:

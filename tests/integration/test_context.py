@@ -185,7 +185,7 @@ def test_context_without_a_json_object_form_is_refused_before_sending(bad: Any, 
         graph.invoke(EMPTY, context=bad)
 
 
-# --- divergences kept on purpose (README: "Divergences from local") ---------------------
+# --- divergences kept on purpose (docs/divergences.md) ----------------------------------
 
 
 def local_graph(name: str) -> Any:

@@ -909,7 +909,7 @@ def test_no_leaks_over_many_runs(server_url: str) -> None:
     assert rss_after <= rss + 20
 
 
-# --- divergences kept on purpose (README: "Divergences from local") ---------------------
+# --- divergences kept on purpose (docs/divergences.md) ----------------------------------
 
 
 def server_runs(url: str, thread_id: str) -> list[str]:

@@ -100,7 +100,7 @@ def test_a_dropped_finished_run_stream_sends_nothing(server_url: str, caplog: py
     assert not [r for r in caplog.records if "dropped" in r.getMessage()]
 
 
-# --- divergences kept on purpose (README: "Divergences from local") ---------------------
+# --- divergences kept on purpose (docs/divergences.md) ----------------------------------
 
 
 @pytest.mark.timeout(60)

@@ -273,4 +273,4 @@ def test_a_plain_resume_of_several_interrupts_is_refused_as_locally(server_url: 
     assert raised == {"local": RuntimeError, "remote": RuntimeError}
 
 
-# --- divergences kept on purpose (README: "Divergences from local") ---------------------
+# --- divergences kept on purpose (docs/divergences.md) ----------------------------------

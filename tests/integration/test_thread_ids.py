@@ -210,7 +210,7 @@ def test_a_named_thread_never_used_reads_as_empty_under_its_name(server_url: str
 
 
 def test_a_readable_child_thread_is_mapped_like_any_thread_id(server_url: str) -> None:
-    # One child thread per parent thread and node, named readably, as the README suggests.
+    # One child thread per parent thread and node, named readably, as docs/composition.md suggests.
     child = RemoteGraph("linear", url=server_url, child_thread_id=lambda parent, ns: f"{parent}/{ns.split(':')[0]}")
     g = StateGraph(graphs.LinearState)
     g.add_node("child", child)
@@ -223,7 +223,7 @@ def test_a_readable_child_thread_is_mapped_like_any_thread_id(server_url: str) -
     assert [r["status"] for r in runs] == ["success", "success"]
 
 
-# --- divergences kept on purpose (README: "Divergences from local") ---------------------
+# --- divergences kept on purpose (docs/divergences.md) ----------------------------------
 
 
 def test_probe_the_server_runs_a_named_thread_under_its_uuid(server_url: str) -> None:

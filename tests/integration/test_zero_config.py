@@ -93,7 +93,7 @@ def task_returned_messages_in_the_functional_api(lane: Lane) -> Any:
 @scenario
 def node_returned_messages_without_updates_on_the_wire(lane: Lane) -> Any:
     # A module without the hook: the wire has values only. The node of such a
-    # message is not known (README: "Message nodes"), so it is left out here.
+    # message is not known (docs/zero-config.md, "Message nodes"), so it is left out here.
     run = lane.start(lane.graph("bare_agent"), ASK)
     messages = [{k: v for k, v in m.items() if k != "node"} for m in lane.messages(run)]
     return {"messages": messages, "output": norm(lane.output(run))}
@@ -186,7 +186,7 @@ def test_probe_a_module_without_the_hook_sends_no_updates_and_no_custom(server_u
     assert not any(e["method"] == "messages" for e in events)  # the agent streams nothing
 
 
-# --- divergences kept on purpose (README: "Divergences from local") ---------------------
+# --- divergences kept on purpose (docs/divergences.md) ----------------------------------
 
 
 def _both(server_url: str, name: str) -> tuple[Any, Any]:

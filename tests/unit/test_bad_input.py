@@ -103,9 +103,9 @@ class MockServer:
 
     Args:
         respond: Answers every request, except (unless ``assistants``) the
-            search for the graph's assistant: that finds none, so the
-            graph's schemas stay unknown and ``respond`` sees only what the
-            method itself sends.
+            search for the graph's assistant: that is refused, as by an auth
+            that hides assistants, so the graph's schemas stay unknown and
+            ``respond`` sees only what the method itself sends.
         assistants: ``respond`` answers the assistant search too.
     """
 
@@ -117,7 +117,7 @@ class MockServer:
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
         if not self._assistants and (request.method, request.url.path) == ("POST", "/assistants/search"):
-            return httpx.Response(200, json=[])
+            return httpx.Response(403, json={"detail": "Forbidden"})
         return self._respond(request)
 
     def graph(self, **kwargs: Any) -> RemoteGraph:
@@ -243,6 +243,24 @@ def test_a_thread_method_without_a_thread_names_the_missing_thread_id(
 
 
 @pytest.mark.timeout(10)
+@pytest.mark.parametrize(("name", "call", "_"), CALLS, ids=ids(CALLS))
+def test_a_top_level_thread_id_names_the_thread_as_langchain_reads_it(name: str, call: Call, _: bool) -> None:
+    # langchain's ensure_config reads a top-level key that is no config key as configurable's.
+    server = MockServer(_not_found)
+    with pytest.raises(RemoteCommandError):
+        call(server.graph(), {"thread_id": "user-42"})
+    sent = thread_requests(server)
+    assert sent
+    expected = f"/threads/{uuid5(THREAD_ID_NAMESPACE, 'user-42')}/"
+    assert all(request.url.path.startswith(expected) for request in sent), [r.url.path for r in sent]
+
+
+def test_a_graph_without_a_server_fails_at_construction_saying_what_to_pass() -> None:
+    with pytest.raises(ValueError, match=r"RemoteGraph\('g'\) has no server to talk to: pass url="):
+        RemoteGraph("g")
+
+
+@pytest.mark.timeout(10)
 def test_a_thread_id_in_the_graphs_own_config_is_mapped_like_any_other() -> None:
     server = MockServer(_not_found)
     graph = server.graph(config=on_thread("user-42"))
@@ -308,6 +326,8 @@ def test_a_transport_error_is_a_remote_error_caused_by_it(
         call(server.graph(), on_thread())
     assert server.requests
     assert isinstance(info.value.__cause__, raised) or name.endswith("_v3")
+    # It names the request it was on: which server, which endpoint.
+    assert any(f"({sent.method} {BASE}{sent.url.path})" in str(info.value) for sent in server.requests), info.value
 
 
 @pytest.mark.timeout(20)

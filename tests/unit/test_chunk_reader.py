@@ -13,7 +13,7 @@ import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from langgraph.types import Interrupt
 
-from remote_graph._core.actions import Broken, Request, Response
+from remote_graph._core.actions import Request, Response
 from remote_graph._core.classic import CallView, ChunkReader, interrupts_of, task_error, tuples
 from remote_graph._core.classic_wire import ClassicWire
 from remote_graph._core.schema import GraphSchemas, learn_schemas, names_messages
@@ -342,15 +342,17 @@ def test_what_the_server_cannot_say_leaves_the_schemas_unknown_but_asked() -> No
         assert learned.known and learned.keys is None and learned.plain_keys == frozenset()
 
 
-def converse(talk: Any, answers: dict[tuple[str, str], Response | Broken]) -> list[Request]:
-    """Run a conversation with one answer per (method, path); the requests it made."""
+def converse(talk: Any, answers: dict[tuple[str, str], Any]) -> list[Request]:
+    """Run a conversation with one answer per (method, path), or a function of the
+    request's body giving it; the requests it made."""
     asked: list[Request] = []
     reply: Any = None
     try:
         while True:
             request = talk.send(reply) if asked else next(talk)
             asked.append(request)
-            reply = answers[(request.method, request.path)]
+            answer = answers[(request.method, request.path)]
+            reply = answer(request.json) if callable(answer) else answer
     except StopIteration:
         return asked
 
@@ -381,7 +383,6 @@ def test_an_assistant_id_is_read_directly() -> None:
 @pytest.mark.parametrize(
     "answers",
     [
-        {("POST", "/assistants/search"): Response(200, [])},
         {("POST", "/assistants/search"): Response(404, {"detail": "Not Found"})},
         {("POST", "/assistants/search"): Response(403, {"detail": "Forbidden"})},
         {
@@ -389,12 +390,27 @@ def test_an_assistant_id_is_read_directly() -> None:
             ("GET", "/assistants/a-1/schemas"): Response(404, {"detail": "Not Found"}),
         },
     ],
-    ids=["no-assistant", "search-404", "search-403", "schemas-404"],
+    ids=["search-404", "search-403", "schemas-404"],
 )
 def test_an_assistant_the_caller_cannot_see_leaves_the_schemas_unknown(answers: Any) -> None:
     learned = GraphSchemas()
     converse(learn_schemas("probe", learned), answers)
     assert learned.known and learned.keys is None and learned.plain_keys == frozenset()
+
+
+def test_a_graph_name_the_server_does_not_serve_fails_naming_the_graphs_it_serves() -> None:
+    learned = GraphSchemas()
+    served = [{"assistant_id": "a-1", "graph_id": "linear"}, {"assistant_id": "a-2", "graph_id": "chat"}]
+
+    def search(body: Any) -> Response:
+        # The graph's own search finds nothing; the search of every assistant finds two graphs.
+        return Response(200, [] if body.get("graph_id") else served)
+
+    with pytest.raises(RemoteCommandError, match=r"no graph 'probe'.*serves: chat, linear") as info:
+        converse(learn_schemas("probe", learned), {("POST", "/assistants/search"): search})
+    assert info.value.status == 404 and info.value.code == "unknown_graph"
+    # Not learned: a graph deployed later is found by the next call.
+    assert not learned.known
 
 
 @pytest.mark.parametrize(

@@ -232,7 +232,8 @@ def _sent_key(graph: RemoteGraph) -> str | None:
     def respond(request: httpx.Request) -> httpx.Response:
         seen.append(request.headers.get("x-api-key"))
         if request.url.path == "/assistants/search":
-            return httpx.Response(200, json=[])
+            # As an auth that hides the assistants: the schemas stay unknown.
+            return httpx.Response(403, json={"detail": "Forbidden"})
         return httpx.Response(200, json={"values": {}, "next": [], "tasks": [], "metadata": None, "created_at": None})
 
     assert graph.sync_client is not None

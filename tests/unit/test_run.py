@@ -1179,14 +1179,13 @@ def test_an_assistant_id_needs_no_search() -> None:
 @pytest.mark.parametrize(
     "rest",
     [
-        {("POST", "/assistants/search"): Response(200, [])},
         {("POST", "/assistants/search"): Response(403, {"detail": "Forbidden"})},
         {
             ("POST", "/assistants/search"): Response(200, [{"assistant_id": ASSISTANT}]),
             ("GET", f"/assistants/{ASSISTANT}/schemas"): Response(404, {"detail": "Assistant not found"}),
         },
     ],
-    ids=["no-assistant", "search-forbidden", "schemas-gone"],
+    ids=["search-forbidden", "schemas-gone"],
 )
 def test_an_output_schema_the_server_does_not_have_stays_unknown(rest: dict[tuple[str, str], Answer]) -> None:
     schema = GraphSchemas()

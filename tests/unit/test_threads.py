@@ -18,7 +18,8 @@ from langchain_core.messages import HumanMessage
 from langgraph.types import StateSnapshot, StateUpdate
 
 from remote_graph import RemoteGraph
-from remote_graph._core.actions import Broken, Request, Response
+from remote_graph._aio import AsyncRequests
+from remote_graph._core.actions import Broken, Request, Response, Timeouts
 from remote_graph._core.classic import CallView, ChunkReader
 from remote_graph._core.schema import GraphSchemas
 from remote_graph._core.snapshot import checkpoint_config, empty_snapshot, snapshot
@@ -31,6 +32,8 @@ from remote_graph._core.threads import (
     read_state,
     update_state,
 )
+from remote_graph._state import ThreadCalls
+from remote_graph._sync import SyncRequests
 from remote_graph.errors import RemoteCommandError, RemoteConnectionError, RemoteProtocolError
 from tests.unit.classic_server import PROBE_SCHEMAS, probe_graph, server_json
 
@@ -306,25 +309,27 @@ def history_graph(history: History, monkeypatch: pytest.MonkeyPatch) -> RemoteGr
     """A RemoteGraph whose thread calls ``history`` answers (no sockets)."""
     graph = RemoteGraph("probe", url="http://127.0.0.1:9")
     graph._schemas.learn(PROBE_SCHEMAS)
-    script = Script({})
-    script.answer = history.answer  # type: ignore[method-assign]
+    # The shells' own ``items``, with each request answered by ``history``.
+    requests = SyncRequests(httpx.Client(), Timeouts())
+    requests.request = history.answer  # type: ignore[method-assign]
+    arequests = AsyncRequests(httpx.AsyncClient(), Timeouts())
 
-    class Async:
-        async def run(self, talk: Any) -> Any:
-            return script.run(talk)
+    async def answer(request: Request) -> Response:
+        return history.answer(request)
 
-    monkeypatch.setattr(type(graph._thread_calls), "sync", lambda self, headers: script)
-    monkeypatch.setattr(type(graph._thread_calls), "async_", lambda self, headers: Async())
+    arequests.request = answer  # type: ignore[method-assign]
+    monkeypatch.setattr(ThreadCalls, "sync", lambda self, headers: requests)
+    monkeypatch.setattr(ThreadCalls, "async_", lambda self, headers: arequests)
     return graph
 
 
 def read_history(flavour: str, graph: RemoteGraph, **kwargs: Any) -> list[StateSnapshot]:
-    calls = graph._thread_calls
+    calls = graph._threads()
     if flavour == "sync":
-        return list(calls.history_pages_sync(CONFIG, filter=None, headers=None, **kwargs))
+        return list(calls.sync(None).items(calls.history(CONFIG, filter=None, **kwargs)))
 
     async def collect() -> list[StateSnapshot]:
-        return [s async for s in calls.history_pages_async(CONFIG, filter=None, headers=None, **kwargs)]
+        return [s async for s in calls.async_(None).items(calls.history(CONFIG, filter=None, **kwargs))]
 
     return asyncio.run(collect())
 
@@ -529,6 +534,6 @@ def test_a_remote_graphs_first_state_read_learns_the_schema_before_it_revives() 
             ("GET", f"{PATH}/state"): Response(200, state("c1", 1, {"note": NOTE})),
         }
     )
-    got = script.run(graph._thread_calls.state(CONFIG, subgraphs=False))
+    got = script.run(graph._threads().state(CONFIG, subgraphs=False))
     assert script.trail()[-1] == ("GET", f"{PATH}/state")
     assert got.values == {"note": NOTE}

@@ -16,6 +16,7 @@ from, as a local child's do. It never does I/O.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from langgraph.types import Interrupt
@@ -28,6 +29,7 @@ Namespace = tuple[str, ...]
 Chunk = tuple[Namespace, str, Any]
 
 
+@dataclass(eq=False)
 class ClassicNestedRun:
     """Turns one remote classic run's parts into chunks for the parent task's stream.
 
@@ -44,22 +46,17 @@ class ClassicNestedRun:
             a remote child's states stand for those inputs.
     """
 
-    def __init__(
-        self,
-        caller_ns: Namespace,
-        modes: frozenset[str],
-        *,
-        parent_thread: str | None,
-        emits: Callable[[Namespace], bool] | None = None,
-        mark_seen: Callable[[list[str]], None] | None = None,
-    ) -> None:
-        self.mark_seen = mark_seen
-        self.caller_ns = caller_ns
-        self.modes = modes
-        self.parent_thread = parent_thread
-        self.emits = emits
-        self.output: Any = None
-        self._prefix = "|".join(caller_ns)
+    caller_ns: Namespace
+    modes: frozenset[str]
+    _: KW_ONLY
+    parent_thread: str | None
+    emits: Callable[[Namespace], bool] | None = None
+    mark_seen: Callable[[list[str]], None] | None = None
+    output: Any = field(default=None, init=False)
+    _prefix: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._prefix = "|".join(self.caller_ns)
 
     def feed(self, part: Mapping[str, Any]) -> list[Chunk]:
         """The chunks one remote part becomes in the parent's stream."""

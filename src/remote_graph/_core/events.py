@@ -25,6 +25,7 @@ a chunk of the run's other stream modes, at the same place in the stream. So
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage
@@ -93,6 +94,7 @@ class EventFilters:
         return bool(self._filter.include_event(event, run_type(str(event.get("event", "")))))  # type: ignore[arg-type]
 
 
+@dataclass(eq=False)
 class EventReader:
     """Rebuilds one run's ``astream_events`` events; see the module docstring.
 
@@ -109,31 +111,20 @@ class EventReader:
             run learns them after the reader is made).
     """
 
-    def __init__(
-        self,
-        view: CallView,
-        *,
-        version: Literal["v1", "v2"],
-        root_name: str,
-        root_chunks: Shaper,
-        input: Any,
-        filters: EventFilters,
-        graph_id: str | None = None,
-        schemas: GraphSchemas | None = None,
-    ) -> None:
-        self.graph_id = graph_id
-        self._schemas = schemas
-        self.view = view
-        self.version = version
-        self.root_name = root_name
-        self.root_chunks = root_chunks
-        self.input = input
-        self.filters = filters
-        self._root: dict[str, Any] | None = None
-        self._last_chunk: Any = None
-        # v1: the runs started and not yet ended (their start events), in start order.
-        self._open: dict[Any, dict[str, Any]] = {}
-        self._first: Any = None
+    view: CallView
+    _: KW_ONLY
+    version: Literal["v1", "v2"]
+    root_name: str
+    root_chunks: Shaper
+    input: Any
+    filters: EventFilters
+    graph_id: str | None = None
+    schemas: GraphSchemas | None = None
+    _root: dict[str, Any] | None = field(default=None, init=False)
+    _last_chunk: Any = field(default=None, init=False)
+    # v1: the runs started and not yet ended (their start events), in start order.
+    _open: dict[Any, dict[str, Any]] = field(default_factory=dict, init=False)
+    _first: Any = field(default=None, init=False)
 
     def feed(self, part: Part) -> list[dict[str, Any]]:
         """The events one part of the run becomes."""
@@ -165,7 +156,7 @@ class EventReader:
         return out
 
     def _event(self, raw: Any) -> dict[str, Any] | None:
-        plain = self._schemas.plain_keys if self._schemas is not None else ()
+        plain = self.schemas.plain_keys if self.schemas is not None else ()
         event = revived_event(raw, self.view.metadata, plain)
         if event is None:
             return None
@@ -217,7 +208,7 @@ class EventReader:
     def _root_name(self, event: Mapping[str, Any]) -> str:
         # The server names the root after its graph id unless the run has a run_name.
         # The id is the schemas' once learned (by the run, after this reader was made).
-        learned = self._schemas.graph_id if self._schemas is not None else None
+        learned = self.schemas.graph_id if self.schemas is not None else None
         name = event.get("name")
         return self.root_name if name == (learned or self.graph_id) or not isinstance(name, str) else name
 

@@ -7,19 +7,10 @@ from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any
 
+from remote_graph import errors
 from remote_graph._core.actions import Broken, Response
 from remote_graph._redact import quoted, redact_url
-from remote_graph.errors import (
-    DEFAULT_MAX_ERROR_TYPES,
-    RemoteCommandError,
-    RemoteConnectionError,
-    RemoteGraphError,
-    RemoteProtocolError,
-    RemoteRunError,
-    RemoteTimeoutError,
-    exception_from_repr,
-    remote_exception,
-)
+from remote_graph.errors import DEFAULT_MAX_ERROR_TYPES, exception_from_repr, remote_exception
 
 _STATUS_PREFIX = re.compile(r"^(\d{3}): ")
 
@@ -32,7 +23,7 @@ def status_line(status: int) -> str:
         return str(status)
 
 
-def command_error(body: Any, http_status: int, doing: str | None = None) -> RemoteCommandError:
+def command_error(body: Any, http_status: int, doing: str | None = None) -> errors.RemoteCommandError:
     """The error for a request the server refused (an answer of 400 or more).
 
     Args:
@@ -51,18 +42,18 @@ def command_error(body: Any, http_status: int, doing: str | None = None) -> Remo
     match = _STATUS_PREFIX.match(message)
     status = int(match.group(1)) if match else http_status
     where = f" (the server's answer to {doing}: {status_line(http_status)})" if doing else ""
-    return RemoteCommandError(f"{code}: {message}{where}", code=code, status=status)
+    return errors.RemoteCommandError(f"{code}: {message}{where}", code=code, status=status)
 
 
-def answer_error(reply: Response, doing: str, expected: str = "JSON") -> RemoteGraphError:
+def answer_error(reply: Response, doing: str, expected: str = "JSON") -> errors.RemoteGraphError:
     """The error for an answer a run cannot go on from.
 
-    A refusal (400 or more) is a ``RemoteCommandError`` with its status. A
-    redirect is a ``RemoteProtocolError`` naming its status and ``Location``:
+    A refusal (400 or more) is a ``errors.RemoteCommandError`` with its status. A
+    redirect is a ``errors.RemoteProtocolError`` naming its status and ``Location``:
     redirects are never followed, so the credentials a request carries never
     leave for another address. Any other answer (a success with an empty
     body, or with something other than ``expected``) is a
-    ``RemoteProtocolError`` saying what came instead.
+    ``errors.RemoteProtocolError`` saying what came instead.
 
     Args:
         reply: The answer.
@@ -75,7 +66,7 @@ def answer_error(reply: Response, doing: str, expected: str = "JSON") -> RemoteG
     if 300 <= status < 400:
         location = redact_url(reply.location) if reply.location else None
         target = f"a redirect to {location!r}" if location else "a redirect with no Location"
-        return RemoteProtocolError(
+        return errors.RemoteProtocolError(
             f"{doing}: the server answered {status_line(status)}, {target}; redirects are not followed, so "
             "credentials never leave for another address: give RemoteGraph the url the server redirects to",
             status=status,
@@ -86,13 +77,13 @@ def answer_error(reply: Response, doing: str, expected: str = "JSON") -> RemoteG
     else:
         kind = f"content type {reply.content_type!r}" if reply.content_type else "no content type"
         came = f"{kind}, beginning {quoted(str(reply.body))}"
-    return RemoteProtocolError(
+    return errors.RemoteProtocolError(
         f"{doing}: the server answered {status_line(status)} with {came}, where {expected} was due", status=status
     )
 
 
 def reply_or_raise(reply: Response | Broken, doing: str, *, allow: tuple[int, ...] = ()) -> Response:
-    """The answer, or the ``RemoteGraphError`` it means: a transport failure, or
+    """The answer, or the ``errors.RemoteGraphError`` it means: a transport failure, or
     a status other than 2xx (and ``allow``).
 
     Args:
@@ -101,7 +92,7 @@ def reply_or_raise(reply: Response | Broken, doing: str, *, allow: tuple[int, ..
         allow: Statuses besides 2xx the caller handles itself.
     """
     if isinstance(reply, Broken):
-        error_type = RemoteTimeoutError if reply.timed_out else RemoteConnectionError
+        error_type = errors.RemoteTimeoutError if reply.timed_out else errors.RemoteConnectionError
         what = "timed out" if reply.timed_out else "could not send the request" if reply.local else "connection failed"
         error = error_type(f"{what} while {doing}: {reply.detail}")
         error.__cause__ = reply.error
@@ -113,7 +104,7 @@ def reply_or_raise(reply: Response | Broken, doing: str, *, allow: tuple[int, ..
 
 def json_body(reply: Response, doing: str, shape: type[Mapping[str, Any]] | type[list[Any]] = Mapping) -> Any:
     """The answer's JSON, when it has the shape ``doing`` needs (an object or a
-    list); otherwise the ``RemoteProtocolError`` that says what came instead."""
+    list); otherwise the ``errors.RemoteProtocolError`` that says what came instead."""
     if isinstance(reply.body, shape):
         return reply.body
     raise answer_error(reply, doing, "a JSON list" if shape is list else "a JSON object")
@@ -121,22 +112,22 @@ def json_body(reply: Response, doing: str, shape: type[Mapping[str, Any]] | type
 
 def failure_from_state(
     state: Any, wire_error: Mapping[str, Any] | None, *, max_error_types: int = DEFAULT_MAX_ERROR_TYPES
-) -> RemoteRunError | RemoteProtocolError:
+) -> errors.RemoteRunError | errors.RemoteProtocolError:
     """The exception a failed run raised.
 
     The thread's REST state records it as ``Type('message')`` on the failed
     task; the stream's ``error`` event only names the type (the server hides
     the message), so it is the fallback. Past ``max_error_types`` distinct
-    type names, a new one gives the ``RemoteProtocolError`` that says so
+    type names, a new one gives the ``errors.RemoteProtocolError`` that says so
     (see ``Limits.max_error_types``).
     """
     try:
         return _failure(state, wire_error, max_error_types)
-    except RemoteProtocolError as exc:
+    except errors.RemoteProtocolError as exc:
         return exc
 
 
-def _failure(state: Any, wire_error: Mapping[str, Any] | None, limit: int) -> RemoteRunError:
+def _failure(state: Any, wire_error: Mapping[str, Any] | None, limit: int) -> errors.RemoteRunError:
     tasks = state.get("tasks") if isinstance(state, Mapping) else None
     for task in tasks if isinstance(tasks, list) else ():
         error = task.get("error") if isinstance(task, Mapping) else None

@@ -24,6 +24,7 @@ from uuid import UUID
 
 from remote_graph._core.actions import Broken, Request, Response
 from remote_graph._core.failure import json_body, reply_or_raise
+from remote_graph.errors import RemoteCommandError
 
 __all__ = ["GraphSchemas", "learn_schemas", "names_messages"]
 
@@ -111,14 +112,17 @@ def learn_schemas(assistant_id: str, schemas: GraphSchemas) -> Generator[Request
     """Ask the server for the assistant's schemas and record them.
 
     The schemas endpoint takes an assistant id; a graph name names its
-    default assistant, found by search. An assistant the server does not
-    have, or does not let the caller see (404, 403, an empty search), leaves
-    the schemas unknown, and they are not asked for again: the methods then
+    default assistant, found by search. A graph name the search finds no
+    assistant of fails, naming the graphs the server serves. An assistant the
+    server does not let the caller see (404, 403) leaves the schemas unknown,
+    and they are not asked for again: the methods then
     shape what they return from the answers alone. Anything else the server
     cannot answer fails the call that needed the schemas, and they are asked
     for again on the next.
 
     Raises:
+        RemoteCommandError: The server has no graph of that name (``code``
+            ``"unknown_graph"``, ``status`` 404).
         RemoteGraphError: A failed request, a refusal other than those, or an
             answer that is not the API's (``failure.reply_or_raise``).
     """
@@ -127,6 +131,8 @@ def learn_schemas(assistant_id: str, schemas: GraphSchemas) -> Generator[Request
         request = Request("POST", "/assistants/search", json={"graph_id": assistant_id, "limit": 1})
         reply = reply_or_raise((yield request), doing, allow=_UNSEEN)
         found = [] if reply.status in _UNSEEN else json_body(reply, doing, list)
+        if not found and reply.status not in _UNSEEN:
+            raise (yield from _unknown_graph(assistant_id))
         if not found or not isinstance(found[0], Mapping) or not found[0].get("assistant_id"):
             schemas.learn(None)
             return
@@ -137,6 +143,20 @@ def learn_schemas(assistant_id: str, schemas: GraphSchemas) -> Generator[Request
     )
     schemas.learn(None if reply.status in _UNSEEN else json_body(reply, doing))
     schemas.assistant_id = assistant_id
+
+
+def _unknown_graph(name: str) -> Generator[Request, Response | Broken, RemoteCommandError]:
+    """The error for a graph name the server has no assistant of, naming the graphs it serves."""
+    doing = "listing the server's graphs"
+    reply = reply_or_raise((yield Request("POST", "/assistants/search", json={"limit": 1000})), doing)
+    assistants = json_body(reply, doing, list)
+    served = sorted({str(a["graph_id"]) for a in assistants if isinstance(a, Mapping) and a.get("graph_id")})
+    listed = ", ".join(served) if served else "none"
+    return RemoteCommandError(
+        f"the server has no graph {name!r} (no assistant of that graph id); the graphs it serves: {listed}",
+        code="unknown_graph",
+        status=404,
+    )
 
 
 # An assistant the caller cannot see: no such assistant, or one the server's auth hides.

@@ -124,6 +124,10 @@ def status_from_server(run: Any, *, raised_interrupts: bool) -> RunStatus | None
 #      └──give_up──► DONE       (refused: OPENING, CHECKING → DONE; ended: FAILING → DONE)
 
 
+# ``RunStatus``, ``Phase`` and ``Signal`` share a shape (a documented member per
+# line pair), not a meaning: each is its own enum, and the table below ties them.
+
+
 class Phase(str, enum.Enum):
     """Where the driver stands in following a run's stream."""
 
