@@ -10,13 +10,20 @@ from remote_graph.errors import (
     RemoteProtocolError,
     RemoteRunError,
     RemoteTimeoutError,
+    RunCursorError,
+    RunEventsGoneError,
+    RunMismatchError,
+    RunNotFoundError,
 )
 from remote_graph.graph import RemoteGraph
+from remote_graph.runs import AsyncRunChunks, AsyncRunHandle, RunChunks, RunHandle
 from remote_graph.streams import AsyncRemoteGraphRunStream, RemoteGraphRunStream, RunSnapshot, RunStatus
 from remote_graph.transformers import RemoteMessagesTransformer
 
 __all__ = [
     "AsyncRemoteGraphRunStream",
+    "AsyncRunChunks",
+    "AsyncRunHandle",
     "Limits",
     "RemoteCommandError",
     "RemoteConnectionError",
@@ -27,6 +34,12 @@ __all__ = [
     "RemoteProtocolError",
     "RemoteRunError",
     "RemoteTimeoutError",
+    "RunChunks",
+    "RunCursorError",
+    "RunEventsGoneError",
+    "RunHandle",
+    "RunMismatchError",
+    "RunNotFoundError",
     "RunSnapshot",
     "RunStatus",
     "THREAD_ID_NAMESPACE",

@@ -16,8 +16,8 @@ as on the v3 path; an argument local checks raises what local raises.
 from __future__ import annotations
 
 import warnings
-from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, Generator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 from urllib.parse import quote
 
@@ -28,6 +28,7 @@ from remote_graph._core.classic import CallView, ChunkReader
 from remote_graph._core.classic_wire import ClassicWire
 from remote_graph._core.commands import RunOptions
 from remote_graph._core.events import EventFilters, EventReader
+from remote_graph._core.join import JoinFrom
 from remote_graph._core.revive import messages_in
 from remote_graph._core.run import RunDriver
 from remote_graph._core.shape import CLASSIC_MODES, OutputKeys, Shaper, server_modes
@@ -92,8 +93,10 @@ class ClassicCall:
         version: Literal["v1", "v2"],
         kwargs: Mapping[str, Any],
         method: str,
+        join: JoinFrom | None = None,
     ) -> ClassicCall:
-        """Check the call's arguments and build its run (nothing is sent yet)."""
+        """Check the call's arguments and build its run (nothing is sent yet);
+        with ``join``, a run that follows that run, started elsewhere."""
         if version not in ("v1", "v2"):
             raise ValueError(f"version must be 'v1' or 'v2', got {version!r}")
         rest = dict(kwargs)
@@ -127,7 +130,10 @@ class ClassicCall:
         shaper = Shaper(
             modes[0] if one else modes, print_mode, subgraphs=subgraphs, version=version, output_keys=output_keys
         )
-        driver = cls._driver(deployment, input, config, options, server_modes(wanted), subgraphs)
+        streamed = server_modes(wanted)
+        if join is not None:
+            join = replace(join, modes=streamed, subgraphs=subgraphs)
+        driver = cls._driver(deployment, input, config, options, streamed, subgraphs, join)
         wire = driver.wire
         assert isinstance(wire, ClassicWire)
         # Messages in the caller's input get their ids in place, as a local run gives them.
@@ -142,6 +148,7 @@ class ClassicCall:
         options: RunOptions,
         modes: tuple[str, ...],
         subgraphs: bool,
+        join: JoinFrom | None = None,
     ) -> RunDriver:
         root = deployment.root_run(input, config, options, stream_mode=modes, stream_subgraphs=subgraphs)
         merged = root.config
@@ -154,7 +161,7 @@ class ClassicCall:
         )
         thread_path = f"/threads/{quote(root.thread_id, safe='')}"
         wire_format = ClassicWire(ChunkReader(view, deployment.schemas), thread_path)
-        return deployment.driver(root.plan, root.thread_id, wire_format)
+        return deployment.driver(root.plan, root.thread_id, wire_format, join=join)
 
     @classmethod
     def start_events(
@@ -203,7 +210,7 @@ class ClassicCall:
         )
         return EventsCall(deployment, driver, reader, deployment.run_headers(options))
 
-    def iterate(self) -> Iterator[Any]:
+    def iterate(self) -> Generator[Any, None, None]:
         """The call's output, pulled on the caller's thread; closing it cancels the run."""
         source = self.deployment.sync_source(self.driver, self.headers)
         try:

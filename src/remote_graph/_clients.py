@@ -8,7 +8,10 @@ thread (``httpx.Client`` is thread-safe).
 
 Clients built here are bounded by the graph's ``Timeouts`` (connect, write
 and pool waits by ``request``, each read by ``read``), so the SDK's default
-300 s read timeout never applies.
+300 s read timeout never applies. Their pool holds up to ``MAX_CONNECTIONS``
+connections (httpx's default is 100): a run's event stream holds one for as
+long as the run goes, so a pool of 100 made the 101st concurrent run wait for
+another to end, and fail once ``request`` had passed.
 
 Credentials are checked before any client is built: a header value or an API
 key HTTP cannot carry fails with a ``ValueError`` naming it, not quoting it.
@@ -31,14 +34,22 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
-from langgraph_sdk import get_client, get_sync_client
+from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
 
 from remote_graph._core.actions import Timeouts
 from remote_graph._redact import check_api_key, check_headers, credential_forms, guard_logs, redact_url, secrets_of
 from remote_graph._shell_common import acheck_answers, check_answers
 
-__all__ = ["API_KEY_VARIABLES", "ClientSettings", "SdkClients", "api_key_from_environment", "check_url", "http_timeout"]
+__all__ = [
+    "API_KEY_VARIABLES",
+    "MAX_CONNECTIONS",
+    "ClientSettings",
+    "SdkClients",
+    "api_key_from_environment",
+    "check_url",
+    "http_timeout",
+]
 
 logger = logging.getLogger("remote_graph")
 
@@ -88,6 +99,17 @@ def api_key_from_environment() -> str | None:
                 raise ValueError(f"${name}: {exc}") from None
             return key or None
     return None
+
+
+# Connections one built client opens at most: every run in flight holds one for its
+# stream, and a start or a REST call takes another for a moment. Past this, a request
+# waits for one to come free, for up to ``Timeouts.request``.
+MAX_CONNECTIONS = 1000
+# Idle connections kept for reuse; the rest are closed once their stream ends.
+MAX_KEEPALIVE = 100
+_POOL = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_KEEPALIVE)
+# The SDK's own transports retry a failed connect this many times.
+_CONNECT_RETRIES = 5
 
 
 def http_timeout(timeouts: Timeouts) -> tuple[float, float, float, float]:
@@ -218,13 +240,22 @@ class SdkClients:
         self._spare: LangGraphClient | None = settings.client
         self._spare_owned = False
         self._sync = settings.sync_client
+        self._headers: httpx.Headers | None = None  # the built clients' headers
+        if settings.url is not None:
+            # Built now, so bad headers fail at construction, as upstream's do. The SDK
+            # makes the headers (the API key, its user agent); its transport is replaced,
+            # for one whose pool has room for every run in flight.
+            template = get_sync_client(url=settings.url, api_key=self._api_key or None, headers=settings.headers)
+            self._headers = template.http.client.headers
+            template.http.client.close()
         if self._sync is None and settings.url is not None:
-            # Built now, so bad headers fail at construction, as upstream's do.
-            self._sync = get_sync_client(
-                url=settings.url,
-                api_key=self._api_key or None,
-                headers=settings.headers,
-                timeout=http_timeout(settings.timeouts),
+            self._sync = SyncLangGraphClient(
+                httpx.Client(
+                    base_url=settings.url,
+                    headers=self._headers,
+                    timeout=httpx.Timeout(http_timeout(settings.timeouts)),
+                    transport=httpx.HTTPTransport(retries=_CONNECT_RETRIES, limits=_POOL),
+                )
             )
         if self._sync is not None:
             check_answers(self._sync.http.client)
@@ -317,20 +348,20 @@ class SdkClients:
 
     def _build_async(self) -> LangGraphClient:
         settings = self.settings
-        timeout = http_timeout(settings.timeouts)
-        if settings.client is not None:
-            template = settings.client.http.client
-            client = LangGraphClient(
-                httpx.AsyncClient(
-                    base_url=template.base_url,
-                    headers=template.headers,
-                    timeout=httpx.Timeout(timeout),
-                    transport=httpx.AsyncHTTPTransport(retries=5),
-                )
-            )
+        if settings.url is not None:
+            base_url: httpx.URL | str = settings.url
+            headers = self._headers
         else:
-            client = get_client(
-                url=settings.url, api_key=self._api_key or None, headers=settings.headers, timeout=timeout
+            assert settings.client is not None
+            template = settings.client.http.client
+            base_url, headers = template.base_url, template.headers
+        client = LangGraphClient(
+            httpx.AsyncClient(
+                base_url=base_url,
+                headers=headers,
+                timeout=httpx.Timeout(http_timeout(settings.timeouts)),
+                transport=httpx.AsyncHTTPTransport(retries=_CONNECT_RETRIES, limits=_POOL),
             )
+        )
         acheck_answers(client.http.client)
         return client

@@ -30,6 +30,7 @@ from remote_graph._aio import AsyncRequests, AsyncRunSource
 from remote_graph._clients import SdkClients
 from remote_graph._core.actions import Timeouts
 from remote_graph._core.commands import RunOptions, StartPlan, wire_config
+from remote_graph._core.join import JoinFrom
 from remote_graph._core.limits import Limits
 from remote_graph._core.run import RunDriver
 from remote_graph._core.schema import GraphSchemas
@@ -118,13 +119,22 @@ class Deployment:
         ``StartPlan``'s fields (the thread, a parent's resume, a classic run's modes)."""
         return StartPlan(assistant_id=self.assistant_id, input=input, config=wire, options=options, **settings)
 
-    def driver(self, plan: StartPlan, thread_id: str, wire: Wire | None = None, *, schemas: bool = True) -> RunDriver:
+    def driver(
+        self,
+        plan: StartPlan,
+        thread_id: str,
+        wire: Wire | None = None,
+        *,
+        schemas: bool = True,
+        join: JoinFrom | None = None,
+    ) -> RunDriver:
         """The run's driver, bounded by this graph's timeouts and limits.
 
         Args:
             wire: The run's stream format (a v3 run's when ``None``).
             schemas: Whether the run learns the graph's schemas before it
                 starts (a classic run revives state by them).
+            join: Follow this run, started elsewhere, instead of starting one.
         """
         return RunDriver(
             plan,
@@ -133,6 +143,7 @@ class Deployment:
             schemas=self.schemas if schemas else None,
             wire=wire,
             limits=self.limits,
+            join=join,
         )
 
     def run_headers(self, options: RunOptions) -> dict[str, str] | None:

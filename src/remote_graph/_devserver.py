@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from remote_graph._serverbase import LogFile, ServerBase, free_port
+from remote_graph._serverbase import LogFile, ServerBase, free_port, stop_process_group
 
 ENV_SERVER_PYTHON = "REMOTE_GRAPH_SERVER_PYTHON"
 # Where langgraph dev's in-memory runtime keeps its data, relative to its working directory.
@@ -206,19 +206,8 @@ class LangGraphDevServer(ServerBase):
         """Stop the server's process group (SIGTERM, then SIGKILL after ``timeout``)
         and remove its data directory unless ``keep_data``. Safe to call more than once."""
         process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            try:
-                os.killpg(process.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(process.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                process.wait(timeout=timeout)
+        if process is not None:
+            stop_process_group(process, signal.SIGTERM, timeout)
         if self._log is not None:
             self._log.keep()
         if self.data_dir is not None and not self.keep_data:

@@ -4,7 +4,10 @@ any process can read, the readiness poll on ``GET /ok``, and the context manager
 from __future__ import annotations
 
 import abc
+import os
+import signal
 import socket
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -69,6 +72,24 @@ class LogFile:
                 self._kept = b""
 
 
+def stop_process_group(process: subprocess.Popen[bytes], sig: signal.Signals, timeout: float) -> None:
+    """Signal the process group ``process`` leads (``sig``), then SIGKILL it after ``timeout``."""
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, sig)
+    except ProcessLookupError:
+        return
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait(timeout=timeout)
+
+
 def tail(text: str, limit: int = 8000) -> str:
     return text if len(text) <= limit else "...\n" + text[-limit:]
 
@@ -114,7 +135,9 @@ class ServerBase(abc.ABC):
         """What the server printed after ``mark`` (from ``log_mark()``)."""
         return "" if self._log is None else self._log.since(mark)
 
-    def _wait_ready(self, timeout: float, exited: Callable[[], str | None], what: str, path: str = "/ok") -> None:
+    def _wait_ready(
+        self, timeout: float, exited: Callable[[], str | None], what: str, url: str | None = None, path: str = "/ok"
+    ) -> None:
         """Poll ``GET path`` until it answers 200, for at most ``timeout`` seconds.
 
         Args:
@@ -122,12 +145,14 @@ class ServerBase(abc.ABC):
             exited: Returns why the server is gone (``"exited with code 1"``), or
                 ``None`` while it runs.
             what: The server, as messages name it.
+            url: The base URL polled, when it is not ``self.url`` (one process of several).
             path: The readiness endpoint (langgraph-api's ``/ok``; aegra answers ``/health``).
 
         Raises:
             RuntimeError: If the server exits first.
             TimeoutError: If it does not answer in time.
         """
+        base = self.url if url is None else url
         deadline = time.monotonic() + timeout
         with httpx.Client(timeout=2.0) as http:
             while time.monotonic() < deadline:
@@ -135,12 +160,12 @@ class ServerBase(abc.ABC):
                 if reason is not None:
                     raise RuntimeError(f"{what} {reason}:\n{tail(self.logs())}")
                 try:
-                    if http.get(f"{self.url}{path}").status_code == 200:
+                    if http.get(f"{base}{path}").status_code == 200:
                         return
                 except httpx.HTTPError:
                     pass
                 time.sleep(0.25)
-        raise TimeoutError(f"{what} did not answer {self.url}{path} within {timeout}s:\n{tail(self.logs())}")
+        raise TimeoutError(f"{what} did not answer {base}{path} within {timeout}s:\n{tail(self.logs())}")
 
     def __enter__(self: _S) -> _S:
         return self.start()

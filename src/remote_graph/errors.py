@@ -19,6 +19,10 @@ __all__ = [
     "RemoteCommandError",
     "RemoteRunError",
     "RemoteTimeoutError",
+    "RunCursorError",
+    "RunEventsGoneError",
+    "RunMismatchError",
+    "RunNotFoundError",
     "exception_from_repr",
     "remote_exception",
 ]
@@ -83,6 +87,41 @@ class RemoteCommandError(RemoteGraphError):
         super().__init__(message)
         self.code = code
         self.status = status
+
+
+class RunNotFoundError(RemoteGraphError):
+    """A run to join or manage is not on the server.
+
+    The run id is unknown on that thread, the run was deleted, or the
+    credentials in use may not see it (a server with custom auth shows a
+    user only their own runs).
+
+    Attributes:
+        run_id: The run asked for.
+    """
+
+    def __init__(self, message: str, *, run_id: str) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+
+
+class RunMismatchError(RemoteGraphError):
+    """A run cannot be joined as asked: it belongs to another graph, it was
+    started as the other kind of run (a v3 run stream, or classic
+    ``stream_mode`` chunks), or the cursor given was taken from another run."""
+
+
+class RunEventsGoneError(RemoteGraphError):
+    """The server no longer holds the events a join needs.
+
+    A run's events are kept only as long as the server keeps the run's
+    stream (see the README's section on joining runs); a run started
+    without a resumable stream has none to replay.
+    """
+
+
+class RunCursorError(RemoteGraphError, ValueError):
+    """A cursor passed to ``join(after=...)`` is not one a run stream gave out."""
 
 
 class RemoteRunError(RemoteGraphError):

@@ -15,6 +15,7 @@ from langgraph.pregel.remote import RemoteGraph as _UpstreamRemoteGraph
 from langgraph.types import All, Durability, StateSnapshot, StateUpdate, StreamMode
 from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
 
+from remote_graph import runs as _runs
 from remote_graph._classic import ClassicCall
 from remote_graph._clients import ClientSettings, SdkClients
 from remote_graph._core.actions import Timeouts
@@ -30,6 +31,7 @@ from remote_graph._private import normalize_stream_transformer_factories, reject
 from remote_graph._state import ThreadCalls
 from remote_graph._v3 import V3Call
 from remote_graph.nesting import ChildThreadId, NestedCall, default_child_thread_id, nested_call
+from remote_graph.runs import AsyncRunChunks, AsyncRunHandle, RunChunks, RunHandle
 from remote_graph.streams import AsyncRemoteGraphRunStream, RemoteGraphRunStream
 
 __all__ = ["RemoteGraph"]
@@ -654,7 +656,10 @@ class RemoteGraph(_UpstreamRemoteGraph):
                 UUID is mapped to one by ``map_thread_id``, and ``run.thread_id``
                 reads it back as given) and ``configurable.checkpoint_id``
                 forks from that checkpoint.
-            version: ``"v3"`` for run streams; other versions are upstream's.
+            version: ``"v3"`` for run streams; ``"v1"`` / ``"v2"`` ask for
+                LangChain's sync event stream, which raises
+                ``NotImplementedError`` as a local graph's does (use
+                ``astream_events``).
             transformers: Extra ``StreamTransformer`` factories, applied on
                 the client to the remote run's events.
             **kwargs: ``context`` (the run's runtime context: a mapping,
@@ -767,3 +772,169 @@ class RemoteGraph(_UpstreamRemoteGraph):
     ) -> AsyncRemoteGraphRunStream:
         # Built when awaited, on the awaiting loop (its client).
         return V3Call(self._deployment(), input, config, transformers, options).async_run_stream()
+
+    # --- runs that outlive the caller ----------------------------------------------
+
+    def start(
+        self,
+        input: Any,
+        config: RunnableConfig | None = None,
+        *,
+        stream_mode: StreamMode | Sequence[StreamMode] | None = None,
+        subgraphs: bool = False,
+        **kwargs: Any,
+    ) -> RunHandle:
+        """Start a run and return once the server accepted it, without following it.
+
+        The run goes on with no client connected: after this process exits or
+        crashes, ``join`` follows it from any process, and the handle (or
+        ``get_run``) reads, waits for and cancels it. The run is started as the
+        kind of run a later join reads: without ``stream_mode`` a v3 run (join
+        it with ``version="v3"`` for a run stream), with ``stream_mode`` a
+        classic run (join it with the same ``stream_mode`` for ``stream()``'s
+        chunks).
+
+        Args:
+            input: The graph input, or a ``Command`` (``resume``, ``update``, ``goto``).
+            config: Run config; ``configurable.thread_id`` selects the thread (a
+                new one is created when it is absent; ``handle.thread_id`` names it).
+            stream_mode: The stream modes of a classic run, as ``stream()`` takes them.
+            subgraphs: Whether a classic run streams its subgraphs' chunks.
+            **kwargs: What ``stream_events(version="v3")`` (no ``stream_mode``)
+                or ``stream()`` (with one) honours: ``context``, ``metadata``,
+                ``multitask_strategy``, ``headers``, ``interrupt_before``,
+                ``interrupt_after``, ``durability``.
+
+        Returns:
+            A ``RunHandle`` with the run's ``run_id`` and ``thread_id``, status ``running``.
+        """
+        return _runs.start(self._deployment(), input, config, stream_mode, subgraphs, kwargs)
+
+    async def astart(
+        self,
+        input: Any,
+        config: RunnableConfig | None = None,
+        *,
+        stream_mode: StreamMode | Sequence[StreamMode] | None = None,
+        subgraphs: bool = False,
+        **kwargs: Any,
+    ) -> AsyncRunHandle:
+        """Async variant of ``start``; the handle's methods are awaited."""
+        return await _runs.astart(self._deployment(), input, config, stream_mode, subgraphs, kwargs)
+
+    @overload
+    def join(
+        self,
+        run_id: str,
+        *,
+        thread_id: str | UUID,
+        after: str | None = None,
+        version: Literal["v3"] = "v3",
+        transformers: Sequence[TransformerFactory] | None = None,
+    ) -> RemoteGraphRunStream: ...
+
+    @overload
+    def join(
+        self,
+        run_id: str,
+        *,
+        thread_id: str | UUID,
+        after: str | None = None,
+        version: Literal["v1", "v2"],
+        stream_mode: StreamMode | Sequence[StreamMode],
+        subgraphs: bool = False,
+    ) -> RunChunks: ...
+
+    def join(
+        self,
+        run_id: str,
+        *,
+        thread_id: str | UUID,
+        after: str | None = None,
+        version: Literal["v1", "v2", "v3"] = "v3",
+        stream_mode: StreamMode | Sequence[StreamMode] | None = None,
+        subgraphs: bool = False,
+        transformers: Sequence[TransformerFactory] | None = None,
+    ) -> RemoteGraphRunStream | RunChunks:
+        """Follow a run started elsewhere (another call, another process), finished or not.
+
+        With ``version="v3"``, returns the ``RemoteGraphRunStream`` a
+        ``stream_events(version="v3")`` call gives, from the run's first event:
+        every projection, handle, interrupt and error, resumed after a cut,
+        ended on the server's verdict, the run cancelled by ``abort()``. With
+        ``version="v1"`` / ``"v2"`` and the ``stream_mode`` the run was started
+        with, returns the chunks ``stream(..., stream_mode=...)`` yields for it
+        (a ``RunChunks`` iterator). Either one's ``cursor``, read after an
+        event, is a string to store: joining with ``after=cursor`` yields
+        exactly the events after that one. A finished run is replayed and the
+        join ends. Nothing is sent until the first pull.
+
+        Args:
+            run_id: The run's id (``handle.run_id``, ``run.run_id``).
+            thread_id: The run's thread, as the caller named it (mapped as
+                every method maps it).
+            after: A ``cursor`` taken from a join or a run stream of this run.
+            version: ``"v3"`` for a run stream; ``"v1"`` / ``"v2"`` for classic chunks.
+            stream_mode: A classic join's stream modes (the run's own, or some of them).
+            subgraphs: A classic join's ``subgraphs``, as the run was started.
+            transformers: Extra ``StreamTransformer`` factories of a v3 join.
+
+        Raises:
+            RunCursorError: ``after`` is not a cursor (at the call).
+            RunMismatchError: ``after`` was taken from another run (at the call);
+                the run belongs to another graph, or is not the kind of run
+                joined (on the first pull).
+            RunNotFoundError: The thread has no such run, or these credentials
+                may not see it (on the first pull).
+            RunEventsGoneError: The server no longer holds the events the join
+                needs (on the first pull), instead of a short stream.
+        """
+        return _runs.join(self._deployment(), run_id, thread_id, after, version, stream_mode, subgraphs, transformers)
+
+    async def ajoin(
+        self,
+        run_id: str,
+        *,
+        thread_id: str | UUID,
+        after: str | None = None,
+        version: Literal["v1", "v2", "v3"] = "v3",
+        stream_mode: StreamMode | Sequence[StreamMode] | None = None,
+        subgraphs: bool = False,
+        transformers: Sequence[TransformerFactory] | None = None,
+    ) -> AsyncRemoteGraphRunStream | AsyncRunChunks:
+        """Async variant of ``join``: an ``AsyncRemoteGraphRunStream``, or ``AsyncRunChunks``."""
+        return await _runs.ajoin(
+            self._deployment(), run_id, thread_id, after, version, stream_mode, subgraphs, transformers
+        )
+
+    def get_run(self, run_id: str, *, thread_id: str | UUID) -> RunHandle:
+        """A handle on a run of the thread ``thread_id``, read from the server.
+
+        Raises:
+            RunNotFoundError: The thread has no such run, or these credentials may not see it.
+        """
+        return _runs.get_run(self._deployment(), run_id, thread_id)
+
+    async def aget_run(self, run_id: str, *, thread_id: str | UUID) -> AsyncRunHandle:
+        """Async variant of ``get_run``."""
+        return await _runs.aget_run(self._deployment(), run_id, thread_id)
+
+    def list_runs(
+        self, thread_id: str | UUID, *, limit: int = 10, offset: int = 0, status: str | None = None
+    ) -> list[RunHandle]:
+        """The thread's runs, newest first, as handles.
+
+        Args:
+            thread_id: The thread, as the caller names it.
+            limit: How many runs at most.
+            offset: How many of the newest to skip.
+            status: Only runs the server records with this status (``pending``,
+                ``running``, ``success``, ``error``, ``timeout``, ``interrupted``).
+        """
+        return _runs.list_thread_runs(self._deployment(), thread_id, limit, offset, status)
+
+    async def alist_runs(
+        self, thread_id: str | UUID, *, limit: int = 10, offset: int = 0, status: str | None = None
+    ) -> list[AsyncRunHandle]:
+        """Async variant of ``list_runs``."""
+        return await _runs.alist_thread_runs(self._deployment(), thread_id, limit, offset, status)

@@ -2,11 +2,13 @@
 
 Installed with the package (entry point ``pytest11``). It adds
 
-- ``--remote-graph-server=embedded|docker|aegra|URL`` (default: ``$REMOTE_GRAPH_URL`` when
-  set, else ``embedded``): ``embedded`` runs ``langgraph dev`` in a subprocess
+- ``--remote-graph-server=embedded|docker|replicas|aegra|URL`` (default: ``$REMOTE_GRAPH_URL``
+  when set, else ``embedded``): ``embedded`` runs ``langgraph dev`` in a subprocess
   (``LangGraphDevServer``), ``docker`` builds and runs it in a container
-  (``DockerServer``), ``aegra`` runs aegra on a Postgres and a Redis of its own
-  (``AegraServer``), a URL uses a server that is already running;
+  (``DockerServer``), ``replicas`` runs two ``langhost`` replicas on a Postgres and
+  a Redis of their own behind a balancer (``ReplicaServer``), ``aegra`` runs aegra
+  on a Postgres and a Redis of its own (``AegraServer``), a URL uses a server that
+  is already running;
 - the session fixture ``remote_graph_server``: the server's base URL. The server
   starts when the first test asks for it, and stops at the session's end;
 - on a failing test, the server's output from the test's start (the tail of it) as a
@@ -31,6 +33,10 @@ Settings (command line, else ini, else environment, else default):
   the interpreter (a Python executable or a virtualenv) that runs the embedded
   server, when it is not the tests' own: ``langgraph dev`` needs Python 3.11+ and
   ``langgraph-cli[inmem]``, so a Python 3.10 suite names a 3.11+ environment here;
+- ``--remote-graph-replicas-python`` / ``$REMOTE_GRAPH_REPLICAS_PYTHON``: the Python 3.12
+  virtualenv (or its python) with ``langhost==0.11.1.post1`` that runs the replicas;
+- ``--remote-graph-replicas`` (default 2) and ``--remote-graph-bg-job-heartbeat`` (the
+  replicas' ``LG_BG_JOB_HEARTBEAT``, default 5 seconds);
 - ``--remote-graph-aegra-python`` / ``$REMOTE_GRAPH_AEGRA_PYTHON``: the interpreter
   (Python 3.12+, with ``aegra-cli``) that runs the aegra server;
 - ``--remote-graph-log-command``: with a URL, a command printing the server's logs
@@ -61,7 +67,8 @@ if TYPE_CHECKING:
 ENV_URL = "REMOTE_GRAPH_URL"
 ENV_BASE_IMAGE = "REMOTE_GRAPH_BASE_IMAGE"
 ENV_SERVER_PYTHON = "REMOTE_GRAPH_SERVER_PYTHON"  # read by LangGraphDevServer
-MODES = ("embedded", "docker", "aegra")
+ENV_REPLICAS_PYTHON = "REMOTE_GRAPH_REPLICAS_PYTHON"  # read by ReplicaServer
+MODES = ("embedded", "docker", "replicas", "aegra")
 LOG_SECTION = "remote_graph server log"
 LOG_LIMIT = 20_000  # characters of server output shown per failing test
 FIXTURE = "remote_graph_server"
@@ -108,7 +115,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--remote-graph-server",
         default=None,
-        metavar="embedded|docker|aegra|URL",
+        metavar="embedded|docker|replicas|aegra|URL",
         help=f"server for the remote_graph_server fixture (default: ${ENV_URL} if set, else embedded)",
     )
     group.addoption(
@@ -135,6 +142,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="embedded: the Python executable or virtualenv that runs langgraph dev "
         "(3.11+, with langgraph-cli[inmem]; default: $REMOTE_GRAPH_SERVER_PYTHON, else this one)",
+    )
+    group.addoption(
+        "--remote-graph-replicas-python",
+        default=None,
+        metavar="PATH",
+        help="replicas: the Python 3.12 virtualenv (or its python) with langhost==0.11.1.post1 "
+        "(default: $REMOTE_GRAPH_REPLICAS_PYTHON)",
+    )
+    group.addoption(
+        "--remote-graph-replicas",
+        default=2,
+        type=int,
+        metavar="N",
+        help="replicas: how many API replicas run behind the balancer (default 2)",
+    )
+    group.addoption(
+        "--remote-graph-bg-job-heartbeat",
+        default=5.0,
+        type=float,
+        metavar="SECONDS",
+        help="replicas: their LG_BG_JOB_HEARTBEAT, how soon a run of a dead replica is retried (default 5)",
     )
     group.addoption(
         "--remote-graph-aegra-python",
@@ -166,7 +194,7 @@ def server_choice(config: pytest.Config) -> str:
     if choice.startswith(("http://", "https://")):
         return choice.rstrip("/")
     raise pytest.UsageError(
-        f"--remote-graph-server: expected embedded, docker, aegra or an http(s) URL, got {choice!r}"
+        f"--remote-graph-server: expected embedded, docker, replicas, aegra or an http(s) URL, got {choice!r}"
     )
 
 
@@ -265,6 +293,17 @@ def _new_server(config: pytest.Config) -> Server:
         return AegraServer(
             config_path(config), python=config.getoption("--remote-graph-aegra-python"), startup_timeout=timeout
         )
+    if server_choice(config) == "replicas":
+        from remote_graph.testing import ReplicaServer  # noqa: PLC0415
+
+        return ReplicaServer(
+            config_path(config),
+            replicas=int(config.getoption("--remote-graph-replicas")),
+            python=config.getoption("--remote-graph-replicas-python"),
+            bg_job_heartbeat=float(config.getoption("--remote-graph-bg-job-heartbeat")),
+            startup_timeout=timeout,
+            n_jobs_per_worker=jobs,
+        )
     if server_choice(config) == "docker":
         return DockerServer(
             config_path(config),
@@ -317,6 +356,12 @@ def pytest_report_header(config: pytest.Config) -> str:
         return f"remote_graph server: docker, base image {base_image(config)}, serving {served}"
     if choice == "aegra":
         return f"remote_graph server: aegra, serving {served}"
+    if choice == "replicas":
+        replicas = config.getoption("--remote-graph-replicas")
+        python = config.getoption("--remote-graph-replicas-python") or os.environ.get(ENV_REPLICAS_PYTHON)
+        return (
+            f"remote_graph server: {replicas} langhost replicas (Postgres + Redis), run by {python}, serving {served}"
+        )
     if choice == "embedded":
         python = server_python(config) or os.environ.get(ENV_SERVER_PYTHON)
         detail = f", run by {python}" if python else ""

@@ -124,6 +124,14 @@ class _RemoteRunMixin:
         """The id of the thread this run executes on, as the caller named it."""
         return self._thread_name
 
+    @property
+    def cursor(self) -> str | None:
+        """Where this run's stream stands: a string to store and pass to
+        ``RemoteGraph.join(run_id, thread_id=..., after=cursor)``, which then
+        yields exactly the events after the last one this stream took in
+        (``None`` before the first). Read it after each event to store it."""
+        return self._driver.cursor
+
     def snapshot(self) -> RunSnapshot:
         """Return the run's current status, interrupts and latest values. Never waits."""
         state = self._driver.state

@@ -1,6 +1,6 @@
 """LangGraph servers for tests, demos and benchmarks.
 
-Two servers share one contract, ``Server``: ``start()`` (wait until ``GET /ok``
+The servers share one contract, ``Server``: ``start()`` (wait until ``GET /ok``
 answers), ``stop()``, a context manager, ``url``, and the server's output as a
 log file (``log_path``) read with ``logs()``, ``log_mark()`` and ``logs_since()``.
 
@@ -39,6 +39,22 @@ Example:
         graph = RemoteGraph("linear", url=server.url)
     ```
 
+``ReplicaServer`` is a production deployment's shape on loopback: a Postgres and
+a Redis of its own, several API replicas on them (``langhost serve``, the Postgres
++ Redis runtime of ``langgraph-runtime-pg``, run from a Python 3.12 virtualenv
+named by ``python=`` or ``$REMOTE_GRAPH_REPLICAS_PYTHON``) and a round-robin
+balancer in front, whose ``url`` it serves. A test can signal one replica by its
+PID (``signal_replica``, ``stop_replica``) and read which replica served which
+connection (``served``).
+
+Example:
+    ```python
+    from remote_graph.testing import ReplicaServer
+
+    with ReplicaServer("app/langgraph.json", python="venv-langhost", replicas=2) as server:
+        graph = RemoteGraph("linear", url=server.url)
+    ```
+
 ``AegraServer`` serves it from aegra (``aegra-cli``, an Agent Protocol server
 on Postgres that does not speak the v3 run protocol): it starts a Postgres
 cluster, a Redis and ``aegra serve`` on free loopback ports, as its own
@@ -65,9 +81,10 @@ from typing import TYPE_CHECKING, Protocol
 from remote_graph._aegraserver import AegraServer
 from remote_graph._devserver import LangGraphDevServer
 from remote_graph._dockerserver import DockerServer
+from remote_graph._replicaserver import ReplicaServer
 from remote_graph._serverbase import free_port
 
-__all__ = ["AegraServer", "DockerServer", "LangGraphDevServer", "Server", "free_port"]
+__all__ = ["AegraServer", "DockerServer", "LangGraphDevServer", "ReplicaServer", "Server", "free_port"]
 
 
 class Server(Protocol):
@@ -123,6 +140,9 @@ if TYPE_CHECKING:
     # mypy holds both servers to the protocol.
     def _both_are_servers(embedded: LangGraphDevServer, docker: DockerServer) -> tuple[Server, Server]:
         return embedded, docker
+
+    def _replicas_are_a_server(replicas: ReplicaServer) -> Server:
+        return replicas
 
     def _aegra_is_a_server(aegra: AegraServer) -> Server:
         return aegra

@@ -26,7 +26,8 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from remote_graph import RemoteCommandError, RemoteGraph
+from remote_graph import RemoteCommandError, RemoteGraph, RunStatus
+from remote_graph.errors import RunNotFoundError
 from remote_graph.pytest_plugin import server_python
 from remote_graph.testing import LangGraphDevServer
 from tests.integration.cutproxy import RESUME_CUT_BYTES, CuttingProxy
@@ -434,3 +435,18 @@ def test_the_api_key_comes_from_the_environment_as_the_sdk_reads_it(
     with pytest.raises(RemoteCommandError) as info:
         RemoteGraph("gate", url=auth_server.url, api_key="").get_state(config)
     assert info.value.status == 401
+
+
+def test_another_users_run_cannot_be_joined_or_managed(auth_server: AuthServer, alice: User, bob: User) -> None:
+    """Bob may not see Alice's run: a join, a read and a cancel of it each fail as not found, and it goes on."""
+    mine = alice.graph(auth_server.url, "ticks")
+    handle = mine.start({"n": 3}, thread())
+    theirs = bob.graph(auth_server.url, "ticks")
+    with pytest.raises(RunNotFoundError, match="may not see it") as caught:
+        list(theirs.join(handle.run_id, thread_id=handle.thread_id))
+    assert_no_secret(caught.value, bob.token)
+    with pytest.raises(RunNotFoundError):
+        theirs.get_run(handle.run_id, thread_id=handle.thread_id)
+    assert handle.wait(30).status is RunStatus.COMPLETED
+    events = list(mine.join(handle.run_id, thread_id=handle.thread_id))
+    assert [e["params"]["data"]["i"] for e in events if e["method"] == "custom"] == [0, 1, 2]

@@ -26,6 +26,7 @@ from tests.integration.lanes import (
     lanes_server_url,
 )
 from tests.integration.objects import in_task_order, objects, tool_message_ids_where_both_have_one, tool_of_event
+from tests.integration.server_kinds import drops_sends_in_events, sends_as_null
 
 pytestmark = [
     pytest.mark.integration,
@@ -237,7 +238,35 @@ def test_classic_events_local_equals_remote(name: str, flavour: str, request: py
     local, remote = compare(SCENARIOS[name], flavour, lanes_server_url(request))
     remote = graphs_named_as_local(remote, local)
     remote, local = tool_message_ids_where_both_have_one(remote, local)
+    if drops_sends_in_events(request):
+        local = sends_as_null(local)
     assert objects(remote) == objects(local)
+
+
+def test_probe_sends_in_chain_end_outputs_arrive_as_the_server_writes_them(
+    server_url: str, request: pytest.FixtureRequest
+) -> None:
+    # A prebuilt agent's tool routing returns Sends: langgraph-api 0.16 sends them
+    # as Sends, 0.11 (the replicas server) as null (tests/integration/server_kinds.py).
+    import asyncio
+
+    from langgraph.types import Send
+
+    from remote_graph import RemoteGraph
+
+    async def outputs() -> list[Any]:
+        graph = RemoteGraph("react", url=server_url)
+        events = [e async for e in graph.astream_events({"messages": [HumanMessage("compute")]}, version="v2")]
+        return [
+            e["data"]["output"]
+            for e in events
+            if e["event"] == "on_chain_end" and isinstance(e["data"].get("output"), list)
+        ]
+
+    routed = [out for out in asyncio.run(outputs()) if out and all(o is None or isinstance(o, Send) for o in out)]
+    assert routed, "the agent's tool routing ended no chain with its Sends"
+    expected = (lambda o: o is None) if drops_sends_in_events(request) else (lambda o: isinstance(o, Send))
+    assert all(expected(o) for out in routed for o in out)
 
 
 def test_probe_the_root_run_is_named_as_the_remote_graph(server_url: str) -> None:

@@ -16,7 +16,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.stream import AsyncGraphRunStream, GraphRunStream
 from typing_extensions import TypedDict, assert_type
 
-from remote_graph import AsyncRemoteGraphRunStream, RemoteGraph, RemoteGraphRunStream
+from remote_graph import AsyncRemoteGraphRunStream, RemoteGraph, RemoteGraphRunStream, RunChunks
 
 URL = "http://127.0.0.1:9"  # never contacted
 
@@ -88,3 +88,16 @@ async def test_local_or_remote_graph_gives_an_async_graph_run_stream() -> None:
     assert isinstance(remote, AsyncRemoteGraphRunStream)
     async with remote:
         pass
+
+
+def test_a_join_is_a_run_stream_or_classic_chunks_with_a_cursor() -> None:
+    graph = RemoteGraph("linear", url=URL)
+    with graph.join("run-1", thread_id="t") as run:
+        assert_type(run, RemoteGraphRunStream)
+        assert isinstance(run, RemoteGraphRunStream)
+        assert_type(run.cursor, str | None)
+    chunks = graph.join("run-1", thread_id="t", version="v1", stream_mode="updates")
+    assert_type(chunks, RunChunks)
+    assert isinstance(chunks, RunChunks)
+    assert_type(chunks.cursor, str | None)
+    chunks.close()

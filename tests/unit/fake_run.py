@@ -220,8 +220,11 @@ class FakeServer:
         connect_time: float = 0.0,
         produced: int = 0,
         batched: bool = False,
+        record: Mapping[str, Any] | None = None,
     ) -> None:
         self.frames = list(frames)
+        # What else the run record holds (its graph, its kind), as a joined run's look-up reads it.
+        self.record_extra = dict(record or {})
         # Whether its streams say each read hands over all it brought (``Response.batched``).
         self.batched = batched
         self.connections = list(connections)
@@ -263,7 +266,7 @@ class FakeServer:
         """The run record, as the server keeps it at the time it is asked."""
         status = "success" if self.finished else "running"
         self.told.append(status)
-        return Response(200, {"run_id": RID, "status": status})
+        return Response(200, {**self.record_extra, "run_id": RID, "status": status})
 
     def replay(self, last_event_id: str) -> list[int]:
         """The server's rule, over what the run has produced; frames with no id are not stored."""

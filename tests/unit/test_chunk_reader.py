@@ -383,14 +383,13 @@ def test_an_assistant_id_is_read_directly() -> None:
 @pytest.mark.parametrize(
     "answers",
     [
-        {("POST", "/assistants/search"): Response(404, {"detail": "Not Found"})},
         {("POST", "/assistants/search"): Response(403, {"detail": "Forbidden"})},
         {
             ("POST", "/assistants/search"): Response(200, [{"assistant_id": "a-1"}]),
             ("GET", "/assistants/a-1/schemas"): Response(404, {"detail": "Not Found"}),
         },
     ],
-    ids=["search-404", "search-403", "schemas-404"],
+    ids=["search-403", "schemas-404"],
 )
 def test_an_assistant_the_caller_cannot_see_leaves_the_schemas_unknown(answers: Any) -> None:
     learned = GraphSchemas()
@@ -398,13 +397,14 @@ def test_an_assistant_the_caller_cannot_see_leaves_the_schemas_unknown(answers: 
     assert learned.known and learned.keys is None and learned.plain_keys == frozenset()
 
 
-def test_a_graph_name_the_server_does_not_serve_fails_naming_the_graphs_it_serves() -> None:
+@pytest.mark.parametrize("unknown", [Response(200, []), Response(404, {"detail": "Graph 'probe' not found."})])
+def test_a_graph_name_the_server_does_not_serve_fails_naming_the_graphs_it_serves(unknown: Response) -> None:
     learned = GraphSchemas()
     served = [{"assistant_id": "a-1", "graph_id": "linear"}, {"assistant_id": "a-2", "graph_id": "chat"}]
 
     def search(body: Any) -> Response:
-        # The graph's own search finds nothing; the search of every assistant finds two graphs.
-        return Response(200, [] if body.get("graph_id") else served)
+        # The graph's own search finds nothing (langgraph-api: 404); the search of every assistant finds two.
+        return unknown if body.get("graph_id") else Response(200, served)
 
     with pytest.raises(RemoteCommandError, match=r"no graph 'probe'.*serves: chat, linear") as info:
         converse(learn_schemas("probe", learned), {("POST", "/assistants/search"): search})

@@ -20,11 +20,14 @@ def follow_at(phase: Phase) -> Follow:
 def test_the_table_names_every_phase_and_only_known_targets() -> None:
     assert set(FOLLOW) == set(Phase)
     assert Follow().phase is Phase.OPENING
+    assert Follow(Phase.LOOKING_UP).phase is Phase.LOOKING_UP
     for moves in FOLLOW.values():
         assert set(moves.values()) <= set(Phase)
-    # Every phase but DONE leads somewhere, and every phase is reachable from OPENING.
+    # Every phase but DONE leads somewhere, and every phase is reachable from where a
+    # started run (OPENING) or a joined one (LOOKING_UP) begins; nothing leads back to LOOKING_UP.
     assert [phase for phase, moves in FOLLOW.items() if not moves] == [Phase.DONE]
-    seen, todo = {Phase.OPENING}, [Phase.OPENING]
+    assert all(Phase.LOOKING_UP not in moves.values() for moves in FOLLOW.values())
+    seen, todo = {Phase.OPENING, Phase.LOOKING_UP}, [Phase.OPENING, Phase.LOOKING_UP]
     while todo:
         for target in FOLLOW[todo.pop()].values():
             if target not in seen:
@@ -35,6 +38,9 @@ def test_the_table_names_every_phase_and_only_known_targets() -> None:
 
 def test_the_table_matches_the_documented_transitions() -> None:
     expected = {
+        (Phase.LOOKING_UP, Signal.FOUND): Phase.OPENING,
+        (Phase.LOOKING_UP, Signal.REFUSED): Phase.DONE,
+        (Phase.READING, Signal.DETACHED): Phase.DONE,
         (Phase.OPENING, Signal.OPENED): Phase.READING,
         (Phase.OPENING, Signal.OPENED_AFTER_VERDICT): Phase.CONFIRMING,
         (Phase.OPENING, Signal.LOST): Phase.BACKING_OFF,

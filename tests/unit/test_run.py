@@ -265,6 +265,19 @@ def test_a_run_cancelled_on_the_server_was_cancelled() -> None:
     assert out.error is None and driver.status is RunStatus.CANCELLED
 
 
+def test_a_run_another_run_interrupted_was_cancelled_whatever_its_stream_ends_with() -> None:
+    # langgraph-api 0.11 ends the stream of a run that multitask_strategy="interrupt"
+    # stopped with an error frame, while its record says interrupted.
+    w = Wire().metadata().event("values", {"x": 1}, interrupts=[])
+    w.tick().raw("error", {"error": "UserInterrupt", "message": ""})
+    server = FakeServer(w.frames, rest={("GET", RUN): Response(200, {"status": "interrupted"})})
+    driver, out = run(server)
+    assert out.error is None
+    assert driver.status is RunStatus.CANCELLED and driver.state.error is None
+    assert kinds(out.parts) == [("values", ())]
+    assert cleanup(driver, server) == []
+
+
 def test_a_run_whose_record_is_gone_when_the_stream_ends_was_cancelled() -> None:
     frames = completed_run()[:3]
     server = FakeServer(frames, rest={("GET", RUN): Response(404, {"detail": "Run not found"})})
@@ -724,17 +737,46 @@ def test_a_gateway_error_opening_the_stream_is_retried_with_backoff(status: int)
     ]
 
 
-def test_a_stream_that_stays_unavailable_is_given_up_after_the_reconnect_budget() -> None:
+@pytest.mark.parametrize("status", [500, 502])
+def test_a_replica_shutting_down_is_a_reason_to_reconnect_not_a_verdict(status: int) -> None:
+    # A replica that got SIGTERM answers 500 on a kept-alive connection until it exits;
+    # the next connection reaches another replica, which serves the rest of the run.
+    frames = completed_run()
+    shutting_down = Conn(answer=Response(status, {"detail": "Internal Server Error"}))
+    server = FakeServer(frames, [Conn(cut=through(frames, 4)), shutting_down, shutting_down])
+    driver, out = run(server)
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+    assert out.parts == reference_parts(frames)
+    assert server.slept == pytest.approx([0.05, 0.1, 0.2])
+    # Nothing to cancel: the run was fine all along.
+    assert cleanup(driver, server) == []
+
+
+def test_a_run_record_answered_with_a_5xx_is_read_again() -> None:
+    frames = completed_run()
+    record: list[Answer] = [Response(500, {"detail": "shutting down"}), Response(200, {"status": "success"})]
+    server = FakeServer(frames, rest={("GET", RUN): record})
+    driver, out = run(server)
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+    assert out.parts == reference_parts(frames)
+    last = frames[-2].id
+    assert server.trail() == [START, VERDICT, ("sleep", 0.05), ("open", last), VERDICT, ("open", last)]
+    assert cleanup(driver, server) == []
+
+
+@pytest.mark.parametrize("status", [500, 503])
+def test_a_stream_that_stays_unavailable_is_given_up_after_the_reconnect_budget(status: int) -> None:
     clock = Clock()
     server = FakeServer(
         completed_run(),
         [Conn(cut=0)],
         rest={("POST", f"{RUN}/cancel"): Response(202, None)},
-        then=Conn(answer=Response(503, {"detail": "Service Unavailable"})),
+        then=Conn(answer=Response(status, {"detail": "Service Unavailable"})),
         clock=clock,
     )
     driver, out = run(server, clock, reconnect=2.0)
     assert type(out.error) is RemoteConnectionError and "Timeouts.reconnect" in str(out.error)
+    assert f"the server last answered HTTP {status}" in str(out.error)
     assert clock.now == pytest.approx(2.0) and len(server.slept) > 3
     assert driver.status is RunStatus.FAILED and out.parts == []
     assert cleanup(driver, server) == [CANCEL] and driver.status is RunStatus.FAILED
@@ -924,7 +966,7 @@ def test_an_event_that_is_not_json_is_a_protocol_error() -> None:
     assert kinds(out.parts) == [("values", ())]
 
 
-@pytest.mark.parametrize("status", [400, 403, 404, 409, 500])
+@pytest.mark.parametrize("status", [400, 403, 404, 409])
 def test_a_stream_refused_with_an_error_status_fails_with_its_reason(status: int) -> None:
     server = FakeServer(completed_run(), [Conn(cut=0), Conn(answer=Response(status, {"detail": f"refused: {status}"}))])
     driver, out = run(server)
@@ -954,7 +996,7 @@ def orphaning_failure(kind: str) -> tuple[FakeServer, type[Exception]]:
         ), RemoteCommandError
     if kind == "record-refused":
         return FakeServer(
-            frames, rest={**cancel, ("GET", RUN): Response(500, {"detail": "db down"})}
+            frames, rest={**cancel, ("GET", RUN): Response(403, {"detail": "Forbidden"})}
         ), RemoteCommandError
     assert kind == "budget"
     refused = Conn(answer=Broken(httpx.ConnectError("connection refused")))

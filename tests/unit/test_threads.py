@@ -138,6 +138,18 @@ def test_subgraphs_and_a_checkpoint_are_asked_for() -> None:
     ]
 
 
+def test_a_checkpoints_config_is_as_asked_for_when_the_server_adds_the_root_namespace() -> None:
+    # langgraph-api 0.11 answers a checkpoint with ``checkpoint_ns: ""`` in its config.
+    answer = state("c1", 1)
+    assert answer["checkpoint"]["checkpoint_ns"] == ""
+    script = Script({("POST", f"{PATH}/state/checkpoint"): Response(200, answer)})
+    at = {"configurable": {"thread_id": THREAD, "checkpoint_id": "c1"}}
+    assert script.run(read_state(PATH, at, reader(), subgraphs=False)).config == at
+    # Asked for with its namespace, it keeps it.
+    with_ns = {"configurable": {"thread_id": THREAD, "checkpoint_id": "c1", "checkpoint_ns": ""}}
+    assert script.run(read_state(PATH, with_ns, reader(), subgraphs=False)).config == with_ns
+
+
 def test_a_thread_the_server_does_not_have_reads_as_an_empty_snapshot() -> None:
     got = Script({("GET", f"{PATH}/state"): NOT_FOUND}).run(read_state(PATH, CONFIG, reader(), subgraphs=False))
     assert got == empty_snapshot({"configurable": {"thread_id": THREAD}})
@@ -153,6 +165,29 @@ def test_a_thread_the_server_does_not_have_reads_as_an_empty_snapshot() -> None:
     at = {"configurable": {"thread_id": THREAD, "checkpoint_id": "c9"}}
     script = Script({("POST", f"{PATH}/state/checkpoint"): NOT_FOUND})
     assert script.run(read_state(PATH, at, reader(), subgraphs=False)).config == at
+
+
+# langgraph-api 0.11's answer for a thread that never ran (0.16 answers 404).
+NEVER_RAN = {
+    "values": {},
+    "next": [],
+    "tasks": [],
+    "metadata": None,
+    "created_at": None,
+    "checkpoint": None,
+    "parent_checkpoint": None,
+    "interrupts": [],
+    "checkpoint_id": None,
+    "parent_checkpoint_id": None,
+}
+
+
+def test_a_thread_that_never_ran_reads_as_the_404s_empty_snapshot() -> None:
+    got = Script({("GET", f"{PATH}/state"): Response(200, NEVER_RAN)}).run(
+        read_state(PATH, CONFIG, reader(), subgraphs=False)
+    )
+    missing = Script({("GET", f"{PATH}/state"): NOT_FOUND}).run(read_state(PATH, CONFIG, reader(), subgraphs=False))
+    assert got == missing == empty_snapshot({"configurable": {"thread_id": THREAD}})
 
 
 def test_a_checkpoint_the_server_does_not_have_reads_as_an_empty_snapshot() -> None:

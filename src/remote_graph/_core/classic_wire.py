@@ -23,6 +23,7 @@ from langgraph.types import Interrupt
 
 from remote_graph._core.actions import Request, Response
 from remote_graph._core.classic import HIDDEN_MESSAGE, ChunkReader, interrupts_of, task_error
+from remote_graph._core.join import RunCursor
 from remote_graph._core.replay import RepeatFilter
 from remote_graph._core.sse import Frame
 from remote_graph._core.wire import Namespace, Part, Prepare
@@ -59,6 +60,15 @@ class ClassicWire:
     @property
     def interrupts(self) -> list[tuple[Namespace, Interrupt]]:
         return self._interrupts
+
+    def joined(self, after: RunCursor | None) -> None:
+        if after is not None and after.count is not None:
+            self._repeats.resume(after.event_id, after.count)
+        else:
+            self._repeats.resume()
+
+    def mark(self) -> tuple[str | None, int]:
+        return self._repeats.position
 
     def reconnected(self) -> list[Part]:
         return self._parts(self._repeats.reconnected())

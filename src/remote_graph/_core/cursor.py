@@ -26,9 +26,16 @@ class ResumeCursor:
 
     __slots__ = ("_boundary", "_ids")
 
-    def __init__(self) -> None:
-        self._boundary = FROM_START
+    def __init__(self, boundary: str = FROM_START, newest: str | None = None) -> None:
+        # A join resumes a cursor another caller stored (``join.RunCursor``).
+        self._boundary = boundary
         self._ids = SeenIds()
+        self._ids.newest = newest
+
+    @property
+    def newest(self) -> str | None:
+        """The newest frame id seen, ``None`` before the first."""
+        return self._ids.newest
 
     @property
     def last_event_id(self) -> str:

@@ -44,6 +44,10 @@ logger = logging.getLogger("remote_graph")
 
 T = TypeVar("T")
 
+# The key of a frame another caller delivered before a join (``RepeatFilter.resume``):
+# its content is not known here, only its place in its millisecond.
+_SEEN: Hashable = object()
+
 
 @dataclass
 class _Pending(Generic[T]):
@@ -87,6 +91,21 @@ class RepeatFilter(Generic[T]):
         self._connections = 0
         self._pending: _Pending[T] = _Pending()
 
+    def resume(self, newest: str | None = None, count: int = 0) -> None:
+        """Follow a run another caller started: every connection, the first one
+        too, replays what the run published before it (and may rewind). With
+        ``newest``, start where that caller stopped: ``count`` frames of the
+        millisecond ``newest`` were delivered (their content is not known here)."""
+        if newest is not None:
+            self._ids.newest = newest
+            self._block = [_SEEN] * count
+        self._connections = 1
+
+    @property
+    def position(self) -> tuple[str | None, int]:
+        """The newest frame id delivered, and how many frames with it were delivered."""
+        return self._ids.newest, len(self._block)
+
     def reconnected(self) -> list[T]:
         """A new connection opened after the cursor: its replay starts with the
         newest millisecond's frames. Returns what the last connection's held
@@ -111,7 +130,11 @@ class RepeatFilter(Generic[T]):
             # Never stored, so never replayed: new, and no position to keep.
             return [*self._resolve(ended=False), item]
         if self._prefix is not None:
-            if frame_id == self._ids.newest and self._prefix < len(self._block) and self._block[self._prefix] == key:
+            if (
+                frame_id == self._ids.newest
+                and self._prefix < len(self._block)
+                and _fits(self._block, self._prefix, key)
+            ):
                 self._prefix += 1
                 if self._prefix == len(self._block):
                     self._prefix = None
@@ -142,7 +165,7 @@ class RepeatFilter(Generic[T]):
     def _same_millisecond(self, key: Hashable, item: T) -> list[T]:
         block = self._block
         if self._rewind is not None:
-            if self._rewind < len(block) and block[self._rewind] == key:
+            if self._rewind < len(block) and _fits(block, self._rewind, key):
                 self._rewind += 1
                 return []
             # Past the block's end (or off it): new from here.
@@ -205,3 +228,12 @@ class RepeatFilter(Generic[T]):
         pending, self._pending = self._pending, _Pending()
         self._block.extend(key for key, _ in pending.items)
         return [item for _, item in pending.items]
+
+
+def _fits(block: list[Hashable], at: int, key: Hashable) -> bool:
+    """Whether the frame ``key`` repeats the delivered frame at ``at``; one
+    delivered before a join (``_SEEN``) is taken to be it, and learns its key."""
+    if block[at] is _SEEN:
+        block[at] = key
+        return True
+    return block[at] == key

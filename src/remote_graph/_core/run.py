@@ -26,6 +26,15 @@ conversation:
    missed; an ``error`` frame fails the run with the exception the thread's
    state records.
 
+A run started elsewhere is *joined* (``join``): the driver reads the run's
+record first (``Phase.LOOKING_UP``: the run exists, belongs to this graph, is
+the kind of run asked for), then follows its stream from its first event, or
+from a ``join.RunCursor``, through the same phases. The first frame a join
+reads must be where it asked to start (the run's ``metadata`` frame, or the
+cursor's event's millisecond): a stream that begins later lost events, and
+the join fails rather than deliver a short stream. A *detached* start
+(``detach()``) ends once the server accepted the run and leaves it running.
+
 A run fails along one path, ``_fail``; a run that may still be running on the
 server when it fails (it was not the server's verdict) is cancelled by the
 cleanup. ``abandon()`` switches to that cleanup conversation: cancel the run on
@@ -46,8 +55,9 @@ from langgraph.types import Interrupt
 
 from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response, Sleep, Timeouts
 from remote_graph._core.commands import StartPlan
-from remote_graph._core.cursor import ResumeCursor
+from remote_graph._core.cursor import FROM_START, ResumeCursor
 from remote_graph._core.failure import answer_error, failure_from_state
+from remote_graph._core.join import JoinFrom, RunCursor, graph_of, refusal
 from remote_graph._core.limits import Limits
 from remote_graph._core.schema import GraphSchemas, learn_schemas
 from remote_graph._core.sse import SSEDecoder
@@ -55,7 +65,15 @@ from remote_graph._core.state import Follow, Phase, RunState, RunStatus, Signal,
 from remote_graph._core.v3_wire import V3Wire
 from remote_graph._core.wire import Part, Wire
 from remote_graph._private import sdk_orjson_default
-from remote_graph.errors import RemoteConnectionError, RemoteGraphError, RemoteProtocolError, RemoteTimeoutError
+from remote_graph.errors import (
+    RemoteConnectionError,
+    RemoteGraphError,
+    RemoteProtocolError,
+    RemoteTimeoutError,
+    RunEventsGoneError,
+    RunMismatchError,
+    RunNotFoundError,
+)
 
 __all__ = ["Conversation", "RunDriver"]
 
@@ -73,8 +91,10 @@ _RECEIVE = Receive()
 # server, and a pause lets the next frames gather (``Timeouts.read_batch``).
 # A longer one (httpcore reads 64 KiB at a time) means more is waiting.
 _CAUGHT_UP = 16 * 1024
-# Answers of a proxy or a restarting server: worth another try.
-_RETRYABLE = frozenset({502, 503, 504})
+# Answers of a proxy, a restarting server, or a replica shutting down (it answers
+# 500 on a kept-alive connection until it exits; the next connection reaches
+# another): while a run is followed, worth another try within Timeouts.reconnect.
+_RETRYABLE = frozenset(range(500, 600))
 # A run the server has not ended yet.
 _ACTIVE = ("pending", "running")
 
@@ -89,11 +109,12 @@ class _Verdict:
 @dataclass(slots=True)
 class _Loss:
     """Why the stream was lost, for the backoff: the transport's failure
-    (``None`` when the server closed it or answered a retryable status), and
-    when the failed attempt began."""
+    (``None`` when the server closed it or answered a retryable status), the
+    retryable status answered, and when the failed attempt began."""
 
     broken: Broken | None = None
     since: float | None = None
+    status: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +141,8 @@ class RunDriver:
             run inside a parent task, which returns only the output keys).
         wire: The run's stream format; a v3 run's (``V3Wire``) by default.
         limits: Bounds on what the server's answers may make the run hold.
+        join: Follow this run, started elsewhere, instead of starting one
+            (``plan`` then only names the graph).
         clock: Monotonic seconds; replaced in tests.
     """
 
@@ -132,6 +155,7 @@ class RunDriver:
         schemas: GraphSchemas | None = None,
         wire: Wire | None = None,
         limits: Limits | None = None,
+        join: JoinFrom | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.plan = plan
@@ -152,6 +176,20 @@ class RunDriver:
         self._pause = 0.0
         # Set when the run failed while it may still be going on the server.
         self._orphaned = False
+        self._join = join
+        # Set by ``detach()``: the run is only started, and left running.
+        self._detached = False
+        after = join.after if join is not None else None
+        self._cursor = ResumeCursor(after.resume_from, after.event_id) if after is not None else ResumeCursor()
+        # What a join's first frame must be: the cursor's event's millisecond,
+        # or the run's ``metadata`` frame (``""``); ``None`` once it came, and
+        # for a run this driver starts.
+        self._anchor: str | None = None
+        if join is not None:
+            self.follow = Follow(Phase.LOOKING_UP)
+            self._anchor = after.event_id if after is not None else ""
+            self.wire.joined(after)
+            self._named(join.run_id)
 
     # --- the shells' interface ---------------------------------------------------
 
@@ -192,6 +230,27 @@ class RunDriver:
         return [interrupt for _, interrupt in self.wire.interrupts]
 
     @property
+    def cursor(self) -> str | None:
+        """Where a join resumes to deliver exactly the events after the last one
+        delivered (a ``join.RunCursor``, encoded); ``None`` before the first."""
+        newest, mark = self.wire.mark()
+        if self.run_id is None or mark == 0:
+            return None
+        # A format with a protocol seq names the event by it; the frame id is the cursor's.
+        event_id, seq, count = (self._cursor.newest, mark, None) if newest is None else (newest, None, mark)
+        if event_id is None:
+            return None
+        # A format that holds frames back may have delivered less than the
+        # stream read: the whole replay then, in which the wire drops what came before.
+        boundary = self._cursor.last_event_id if event_id == self._cursor.newest else FROM_START
+        return RunCursor(self.run_id, boundary, event_id, seq, count).encode()
+
+    def detach(self) -> None:
+        """Only start the run: the conversation ends once the server accepted it,
+        and the run goes on with no client connected (it is never cancelled)."""
+        self._detached = True
+
+    @property
     def run_path(self) -> str:
         assert self.run_id is not None
         return f"{self._thread_path}/runs/{quote(self.run_id, safe='')}"
@@ -204,6 +263,30 @@ class RunDriver:
                 yield from learn_schemas(self.plan.assistant_id, self.schemas)
             except RemoteGraphError as exc:
                 self._fail(exc)
+        if self._join is not None:
+            yield from self._look_up(self._join)
+        else:
+            yield from self._start()
+            if self._detached:
+                self.follow.on(Signal.DETACHED)
+                return
+        try:
+            for part in self.wire.reconnected():
+                yield part
+            yield from self._follow()
+        except Exception as exc:
+            # Events that arrived before the failure (a message held for its
+            # node, a channel event waiting for the next event) are delivered
+            # before it, as a local run's events are.
+            for part in self.wire.finish(interrupted=False):
+                yield part
+            if not self.state.terminal:
+                # Raised below the driver's own checks (a frame past its limit):
+                # the run failed all the same, and may still be going.
+                self._fail(exc)
+            raise
+
+    def _start(self) -> Conversation:
         thread_state: Any = None
         if self.plan.needs_state():
             reply = yield Request("GET", f"{self._thread_path}/state")
@@ -240,21 +323,46 @@ class RunDriver:
             self._opened(reply)
             self.state.move(RunStatus.RUNNING)
             self.follow.on(Signal.OPENED)
-        try:
-            for part in self.wire.reconnected():
-                yield part
-            yield from self._follow()
-        except Exception as exc:
-            # Events that arrived before the failure (a message held for its
-            # node, a channel event waiting for the next event) are delivered
-            # before it, as a local run's events are.
-            for part in self.wire.finish(interrupted=False):
-                yield part
-            if not self.state.terminal:
-                # Raised below the driver's own checks (a frame past its limit):
-                # the run failed all the same, and may still be going.
-                self._fail(exc)
-            raise
+
+    def _look_up(self, join: JoinFrom) -> Conversation:
+        """Read the joined run's record: it must exist, run this graph, and be
+        the kind of run the join asked for."""
+        doing = f"reading the record of run {join.run_id}"
+        reply = yield Request("GET", self.run_path)
+        self._check_sent(reply, doing)
+        if reply.status == 404:
+            self.follow.on(Signal.REFUSED)
+            self._fail(
+                RunNotFoundError(
+                    f"run {join.run_id} is not on thread {self.thread_id}: the id is unknown there, the run was "
+                    "deleted, or these credentials may not see it",
+                    run_id=join.run_id,
+                )
+            )
+        if reply.status != 200 or not isinstance(reply.body, Mapping):
+            self.follow.on(Signal.REFUSED)
+            self._fail(answer_error(reply, doing))
+        record = reply.body
+        graph = graph_of(record)
+        if self.plan.assistant_id not in (record.get("assistant_id"), graph):
+            # Another assistant of the same graph is the same graph.
+            path = f"/assistants/{quote(self.plan.assistant_id, safe='')}"
+            reply = yield Request("GET", path)
+            self._check_sent(reply, f"reading assistant {self.plan.assistant_id}")
+            ours = reply.body.get("graph_id") if reply.status == 200 and isinstance(reply.body, Mapping) else None
+            if ours is None or ours != graph:
+                self.follow.on(Signal.REFUSED)
+                self._fail(
+                    RunMismatchError(
+                        f"run {join.run_id} runs graph {graph!r}, not this graph ({self.plan.assistant_id!r})"
+                    )
+                )
+        why = refusal(record, join)
+        if why is not None:
+            self.follow.on(Signal.REFUSED)
+            self._fail(RunMismatchError(f"run {join.run_id} cannot be joined so: {why}"))
+        self.state.move(RunStatus.RUNNING)
+        self.follow.on(Signal.FOUND)
 
     def _find_lost_start(self, broken: Broken, sent: Any) -> Conversation:
         """Find the run a start whose answer was lost may have started, and
@@ -325,7 +433,7 @@ class RunDriver:
     def _follow(self) -> Conversation:
         """Follow the run's stream to its end, phase by phase (``state.FOLLOW``)."""
         follow = self.follow
-        cursor = ResumeCursor()
+        cursor = self._cursor
         retry = _Retry(self._clock, self.timeouts.reconnect)
         # A clean close is not taken on trust: a proxy may pass a cut on as a
         # normal end of body. The run record is read, and once it says the run
@@ -350,7 +458,7 @@ class RunDriver:
                 if isinstance(reply, Broken) or reply.status in _RETRYABLE:
                     # The budget counts from the attempt's start: a transport may
                     # spend seconds on its own connect retries before it fails.
-                    loss = _Loss(reply if isinstance(reply, Broken) else None, opened_at)
+                    loss = _lost(reply, opened_at)
                     follow.on(Signal.LOST)
                 elif reply.status != 200 or not reply.content_type.startswith(_SSE):
                     follow.on(Signal.REFUSED)
@@ -377,8 +485,8 @@ class RunDriver:
             elif phase is Phase.CHECKING:
                 asked_at = self._clock()
                 reply = yield Request("GET", self.run_path)
-                if isinstance(reply, Broken):
-                    loss = _Loss(reply, asked_at)
+                if isinstance(reply, Broken) or reply.status in _RETRYABLE:
+                    loss = _lost(reply, asked_at)
                     follow.on(Signal.LOST)
                 elif reply.status not in (200, 404) or reply.status == 200 and not isinstance(reply.body, Mapping):
                     follow.on(Signal.REFUSED)
@@ -398,7 +506,8 @@ class RunDriver:
                     follow.on(Signal.GIVE_UP)
                     broken = loss.broken
                     self._fail(
-                        retry.gave_up(self.run_id, broken), reachable=not (broken is not None and broken.unreachable)
+                        retry.gave_up(self.run_id, broken, loss.status),
+                        reachable=not (broken is not None and broken.unreachable),
                     )
                 logger.debug("run %s: event stream lost (%s); reconnecting in %.2fs", self.run_id, loss.broken, delay)
                 yield Sleep(delay)
@@ -438,6 +547,8 @@ class RunDriver:
             if not chunk:
                 return _Read(Signal.CLOSED, fresh)
             for frame in decoder.feed(chunk):
+                if self._anchor is not None:
+                    self._check_anchor(frame.id, frame.event)
                 cursor.observe(frame.id)
                 event = frame.event
                 if event == "error":
@@ -468,8 +579,30 @@ class RunDriver:
             if pause is not None and len(chunk) < _CAUGHT_UP:
                 yield pause
 
+    def _check_anchor(self, frame_id: str | None, event: str) -> None:
+        """A join's first frame: where it asked to start, or the events before it are gone."""
+        anchor = self._anchor
+        self._anchor = None
+        # A full replay (``cursor``) starts before the cursor's event: the wire drops what came before.
+        if anchor == "" and event == "metadata" or anchor and frame_id is not None and frame_id <= anchor:
+            return
+        self._events_gone("its stream no longer begins where the join asked")
+
+    def _events_gone(self, why: str) -> NoReturn:
+        # The run itself is fine: the join only cannot show it, so it is not cancelled.
+        start = "the event after the cursor" if self._join is not None and self._join.after else "its first event"
+        self._fail(
+            RunEventsGoneError(
+                f"cannot join run {self.run_id} from {start}: {why}; the server no longer holds those events "
+                "(or the run was started without a resumable stream)"
+            ),
+            verdict=True,
+        )
+
     def _end(self, verdict: _Verdict) -> Conversation:
         """End the run with the server's verdict, once every frame has arrived."""
+        if self._anchor is not None:
+            self._events_gone("its stream holds nothing")
         status = status_from_server(verdict.record, raised_interrupts=bool(self.wire.interrupts))
         assert status is not None
         wind_up = self.wire.wind_up()
@@ -488,14 +621,18 @@ class RunDriver:
         except orjson.JSONDecodeError:
             wire_error = {"message": data}
         reply = yield Request("GET", self.run_path)
-        if not isinstance(reply, Broken) and reply.status == 404:
-            # The run was deleted while it ran (a rollback); the stream says "Run not found".
+        record = reply.body if not isinstance(reply, Broken) and reply.status == 200 else None
+        deleted = not isinstance(reply, Broken) and reply.status == 404
+        if deleted or isinstance(record, Mapping) and record.get("status") == "interrupted":
+            # The run was deleted while it ran (a rollback; the stream says "Run not
+            # found"), or another run interrupted it (``multitask_strategy="interrupt"``;
+            # langgraph-api 0.11 ends its stream with ``UserInterrupt``): it was
+            # cancelled, not failed, whatever the frame says.
             for part in self.wire.finish(interrupted=False):
                 yield part
             self.state.move(RunStatus.CANCELLED)
             self.follow.on(Signal.ENDED)
             return
-        record = reply.body if not isinstance(reply, Broken) and reply.status == 200 else None
         yield from self._failed(record, wire_error if isinstance(wire_error, Mapping) else None)
 
     def _failed(self, record: Any, wire_error: Mapping[str, Any] | None) -> Conversation:
@@ -514,6 +651,8 @@ class RunDriver:
     # --- cleanup -----------------------------------------------------------------
 
     def _cleanup(self) -> Conversation:
+        if self._detached and self.state.status is RunStatus.RUNNING:
+            return
         if self.state.status is RunStatus.PENDING:
             self.state.move(RunStatus.CANCELLED)
             return
@@ -571,8 +710,13 @@ class _Retry:
         self._delay = min(self._delay * 2, _BACKOFF_CAP)
         return delay
 
-    def gave_up(self, run_id: str | None, broken: Broken | None) -> RemoteConnectionError:
-        cause = f"the last error was {broken.detail}" if broken is not None else "the server kept closing it"
+    def gave_up(self, run_id: str | None, broken: Broken | None, status: int | None = None) -> RemoteConnectionError:
+        if broken is not None:
+            cause = f"the last error was {broken.detail}"
+        elif status is not None:
+            cause = f"the server last answered HTTP {status}"
+        else:
+            cause = "the server kept closing it"
         error_type = RemoteTimeoutError if broken is not None and broken.timed_out else RemoteConnectionError
         error = error_type(
             f"lost the event stream of run {run_id} and could not resume it: {self._attempts} reconnects over "
@@ -580,6 +724,13 @@ class _Retry:
         )
         error.__cause__ = broken.error if broken is not None else None
         return error
+
+
+def _lost(reply: Response | Broken, since: float) -> _Loss:
+    """The loss of an attempt that began at ``since`` and met ``reply``: a transport's failure or a retryable answer."""
+    if isinstance(reply, Broken):
+        return _Loss(reply, since)
+    return _Loss(None, since, reply.status)
 
 
 def _metadata_run_id(data: str) -> str:

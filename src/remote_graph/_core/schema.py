@@ -113,9 +113,10 @@ def learn_schemas(assistant_id: str, schemas: GraphSchemas) -> Generator[Request
 
     The schemas endpoint takes an assistant id; a graph name names its
     default assistant, found by search. A graph name the search finds no
-    assistant of fails, naming the graphs the server serves. An assistant the
-    server does not let the caller see (404, 403) leaves the schemas unknown,
-    and they are not asked for again: the methods then
+    assistant of (a 404, or none) fails, naming the graphs the server serves.
+    An assistant the server does not let the caller see (a search refused with
+    403, its schemas answered 403 or 404) leaves the schemas unknown, and they
+    are not asked for again: the methods then
     shape what they return from the answers alone. Anything else the server
     cannot answer fails the call that needed the schemas, and they are asked
     for again on the next.
@@ -131,7 +132,8 @@ def learn_schemas(assistant_id: str, schemas: GraphSchemas) -> Generator[Request
         request = Request("POST", "/assistants/search", json={"graph_id": assistant_id, "limit": 1})
         reply = reply_or_raise((yield request), doing, allow=_UNSEEN)
         found = [] if reply.status in _UNSEEN else json_body(reply, doing, list)
-        if not found and reply.status not in _UNSEEN:
+        if reply.status == 404 or not found and reply.status not in _UNSEEN:
+            # langgraph-api answers 404 for a graph it does not serve; another server may find none.
             raise (yield from _unknown_graph(assistant_id))
         if not found or not isinstance(found[0], Mapping) or not found[0].get("assistant_id"):
             schemas.learn(None)

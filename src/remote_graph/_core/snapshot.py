@@ -23,7 +23,7 @@ from langgraph.types import PregelTask, StateSnapshot
 from remote_graph._core.classic import SERVER_METADATA, ChunkReader, interrupts_of, tuples
 from remote_graph.errors import remote_exception
 
-__all__ = ["checkpoint_config", "empty_snapshot", "snapshot"]
+__all__ = ["checkpoint_config", "empty_snapshot", "is_empty", "snapshot"]
 
 Namespace = tuple[str, ...]
 
@@ -68,6 +68,13 @@ def empty_snapshot(config: Mapping[str, Any] | None) -> StateSnapshot:
     )
 
 
+def is_empty(state: Mapping[str, Any]) -> bool:
+    """Whether a server thread state holds no checkpoint: the answer for a
+    checkpoint the server does not have, or (langgraph-api 0.11, where
+    langgraph-api 0.16 answers 404) for a thread that never ran."""
+    return state.get("metadata") is None and state.get("created_at") is None
+
+
 def _metadata(metadata: Any) -> Any:
     if not isinstance(metadata, Mapping):
         return metadata
@@ -92,7 +99,7 @@ def snapshot(state: Mapping[str, Any], reader: ChunkReader, ns: Namespace = ()) 
         reader: Revives values as a run's chunks are revived.
         ns: The namespace of the state (a subgraph's, for a nested state).
     """
-    if state.get("metadata") is None and state.get("created_at") is None:
+    if is_empty(state):
         # The server's answer for a checkpoint it does not have.
         return empty_snapshot(checkpoint_config(state.get("checkpoint")))
     tasks = tuple(_task(task, reader, ns) for task in state.get("tasks") or () if isinstance(task, Mapping))

@@ -122,6 +122,10 @@ def status_from_server(run: Any, *, raised_interrupts: bool) -> RunStatus | None
 #      │  └──────────lost──────────────────────┘                                               ▼
 #      ├──retry──► OPENING                                                                    ENDING ──ended──► DONE
 #      └──give_up──► DONE       (refused: OPENING, CHECKING → DONE; ended: FAILING → DONE)
+#
+# A join (following a run another caller started) begins in LOOKING_UP, reading the
+# run's record: found ──► OPENING, refused ──► DONE. A detached start (the caller
+# only starts the run) leaves once the run's stream opened: READING ──detached──► DONE.
 
 
 # ``RunStatus``, ``Phase`` and ``Signal`` share a shape (a documented member per
@@ -131,6 +135,8 @@ def status_from_server(run: Any, *, raised_interrupts: bool) -> RunStatus | None
 class Phase(str, enum.Enum):
     """Where the driver stands in following a run's stream."""
 
+    LOOKING_UP = "looking_up"
+    """Joining a run started elsewhere: reading its record to check it is the run asked for."""
     OPENING = "opening"
     """Opening the run's stream (again), after the last frame delivered."""
     READING = "reading"
@@ -183,12 +189,20 @@ class Signal(str, enum.Enum):
     """The reconnect budget is spent."""
     ENDED = "ended"
     """How the run ended is recorded: the server's verdict, its failure, or its deletion."""
+    FOUND = "found"
+    """The joined run's record names a run this join can follow."""
+    DETACHED = "detached"
+    """The run was started without following: its stream is left at once; the run goes on."""
 
     def __str__(self) -> str:
         return self.value
 
 
 FOLLOW: dict[Phase, dict[Signal, Phase]] = {
+    Phase.LOOKING_UP: {
+        Signal.FOUND: Phase.OPENING,
+        Signal.REFUSED: Phase.DONE,
+    },
     Phase.OPENING: {
         Signal.OPENED: Phase.READING,
         Signal.OPENED_AFTER_VERDICT: Phase.CONFIRMING,
@@ -196,6 +210,7 @@ FOLLOW: dict[Phase, dict[Signal, Phase]] = {
         Signal.REFUSED: Phase.DONE,
     },
     Phase.READING: {
+        Signal.DETACHED: Phase.DONE,
         Signal.CLOSED: Phase.CHECKING,
         Signal.LOST: Phase.BACKING_OFF,
         Signal.ERROR_FRAME: Phase.FAILING,
@@ -229,8 +244,8 @@ class Follow:
 
     __slots__ = ("phase",)
 
-    def __init__(self) -> None:
-        self.phase = Phase.OPENING
+    def __init__(self, phase: Phase = Phase.OPENING) -> None:
+        self.phase = phase
 
     def on(self, signal: Signal) -> Phase:
         """Move on ``signal`` and return the new phase.

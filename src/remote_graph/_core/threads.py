@@ -24,7 +24,7 @@ from remote_graph._core.actions import Broken, Request, Response
 from remote_graph._core.classic import ChunkReader
 from remote_graph._core.failure import answer_error, json_body, reply_or_raise
 from remote_graph._core.schema import GraphSchemas, learn_schemas
-from remote_graph._core.snapshot import checkpoint_config, empty_snapshot, snapshot
+from remote_graph._core.snapshot import checkpoint_config, empty_snapshot, is_empty, snapshot
 from remote_graph.errors import RemoteProtocolError
 
 __all__ = [
@@ -69,7 +69,8 @@ def read_state(
 ) -> Talk[StateSnapshot]:
     """``get_state``: the thread's latest state, or the checkpoint the config names."""
     checkpoint = checkpoint_of(config)
-    if set(checkpoint) - {"thread_id"}:
+    at_checkpoint = bool(set(checkpoint) - {"thread_id"})
+    if at_checkpoint:
         request = Request(
             "POST", f"{thread_path}/state/checkpoint", json={"checkpoint": checkpoint, "subgraphs": subgraphs}
         )
@@ -79,7 +80,24 @@ def read_state(
     reply = reply_or_raise((yield request), doing, allow=(404,))
     if _no_thread(reply, doing):
         return empty_snapshot({"configurable": checkpoint})
-    return snapshot(json_body(reply, "reading the thread's state"), reader)
+    state = json_body(reply, doing)
+    if is_empty(state) and not isinstance(state.get("checkpoint"), Mapping):
+        # A thread that never ran, as langgraph-api 0.11 answers it (0.16: a 404):
+        # the snapshot is addressed by what the caller asked for, as the 404's is.
+        return empty_snapshot({"configurable": checkpoint})
+    found = snapshot(state, reader)
+    configurable = found.config.get("configurable") or {}
+    if (
+        at_checkpoint
+        and not is_empty(state)
+        and "checkpoint_ns" not in checkpoint
+        and configurable.get("checkpoint_ns") == ""
+    ):
+        # langgraph-api 0.11 adds the root's namespace to a checkpoint's config;
+        # 0.16 and a local graph give the checkpoint as it was asked for.
+        configurable = {key: value for key, value in configurable.items() if key != "checkpoint_ns"}
+        found = found._replace(config={**found.config, "configurable": configurable})
+    return found
 
 
 def history_page(

@@ -22,6 +22,7 @@ from langgraph.types import Interrupt
 
 from remote_graph._core.actions import Request, Response
 from remote_graph._core.convert import WireConverter
+from remote_graph._core.join import RunCursor
 from remote_graph._core.sse import Frame
 from remote_graph._core.wire import Namespace, Part, Prepare
 from remote_graph.errors import RemoteProtocolError
@@ -59,6 +60,13 @@ class V3Wire:
     @property
     def interrupts(self) -> list[tuple[Namespace, Interrupt]]:
         return self.converter.interrupts
+
+    def joined(self, after: RunCursor | None) -> None:
+        if after is not None and after.seq is not None:
+            self._last_seq = after.seq
+
+    def mark(self) -> tuple[str | None, int]:
+        return None, self._last_seq
 
     def reconnected(self) -> list[Part]:
         # The seq alone tells repeats apart, on any connection.

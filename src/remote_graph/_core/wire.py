@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from langgraph.types import Interrupt
 
 from remote_graph._core.actions import IOAction
+from remote_graph._core.join import RunCursor
 from remote_graph._core.sse import Frame
 
 Part = dict[str, Any]
@@ -43,6 +44,18 @@ class Wire(Protocol):
     @property
     def interrupts(self) -> list[tuple[Namespace, Interrupt]]:
         """Every interrupt the run raised so far, where it was raised, in arrival order."""
+        ...
+
+    def joined(self, after: RunCursor | None) -> None:
+        """The run was started elsewhere: its stream replays it from its first
+        frame, or from the event ``after`` (whose own frame and those before it
+        are repeats)."""
+        ...
+
+    def mark(self) -> tuple[str | None, int]:
+        """What tells the last delivered event from the frames of its
+        millisecond: ``(None, seq)`` for a format whose events carry a protocol
+        ``seq``, else ``(frame id, frames delivered with that id)``."""
         ...
 
     def reconnected(self) -> list[Part]:

@@ -1,0 +1,361 @@
+"""Joining a run started elsewhere, and starting one without following it: ``RunDriver`` on a scripted server.
+
+The property that matters: a caller that stored ``driver.cursor`` after any
+event, and a join from that cursor, together deliver every part of the run
+once, in order, even where frames of one millisecond share their SSE id.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from remote_graph._core.actions import Request, Response
+from remote_graph._core.classic import CallView, ChunkReader
+from remote_graph._core.classic_wire import ClassicWire
+from remote_graph._core.join import JoinFrom, RunCursor, refusal
+from remote_graph._core.replay import RepeatFilter
+from remote_graph._core.run import RunDriver
+from remote_graph._core.run_records import RunRecord, wait_run
+from remote_graph._core.schema import GraphSchemas
+from remote_graph._core.state import Phase, RunStatus
+from remote_graph.errors import (
+    RemoteTimeoutError,
+    RunCursorError,
+    RunEventsGoneError,
+    RunMismatchError,
+    RunNotFoundError,
+)
+from tests.unit.fake_run import (
+    CANCEL,
+    EVERYTHING,
+    RID,
+    RUN,
+    START,
+    THREAD,
+    TID,
+    Clock,
+    Conn,
+    FakeServer,
+    Frame,
+    Wire,
+    cleanup,
+    custom_run,
+    drive,
+    make_driver,
+    plan,
+    through,
+)
+
+V3_RECORD = {"metadata": {"graph_id": "agent"}, "kwargs": {"config": {"configurable": {"__event_streaming_v2": True}}}}
+CLASSIC_RECORD = {"metadata": {"graph_id": "agent"}, "kwargs": {"stream_mode": ["custom"], "subgraphs": False}}
+LOOK_UP = ("GET", RUN)
+
+
+def classic_wire() -> ClassicWire:
+    view = CallView(server_thread=TID, thread_name="mine")
+    return ClassicWire(ChunkReader(view, GraphSchemas()), THREAD)
+
+
+def classic_run(n: int, per_ms: int = 3) -> list[Frame]:
+    """A classic run of ``n`` custom chunks, ``per_ms`` to a millisecond (their ids repeat)."""
+    w = Wire().metadata()
+    for i in range(n):
+        if i and i % per_ms == 0:
+            w.tick()
+        w.chunk("custom", {"i": i})
+    return w.frames
+
+
+def joiner(server: FakeServer, after: str | None = None, *, kind: str = "v3", clock: Clock | None = None) -> RunDriver:
+    clock = clock or server.clock or Clock()
+    server.clock = clock
+    cursor = RunCursor.decode(after) if after is not None else None
+    join = JoinFrom(RID, "v3" if kind == "v3" else "classic", cursor, modes=("custom",))
+    wire = classic_wire() if kind == "classic" else None
+    return make_driver(clock, plan(None, thread_given=True), join=join, wire=wire)
+
+
+def until(driver: RunDriver, server: FakeServer, parts: int) -> list[dict[str, Any]]:
+    """Step a driver until it delivered ``parts`` parts."""
+    got: list[dict[str, Any]] = []
+    reply: Any = None
+    while len(got) < parts:
+        step = driver.step(reply)
+        reply = None
+        assert step is not None
+        if isinstance(step, dict):
+            got.append(step)
+        else:
+            reply = server.answer(step)
+    return got
+
+
+def starter(frames: list[Frame], kind: str) -> tuple[RunDriver, FakeServer]:
+    server = FakeServer(frames, record=V3_RECORD if kind == "v3" else CLASSIC_RECORD)
+    server.clock = Clock()
+    wire = classic_wire() if kind == "classic" else None
+    return make_driver(server.clock, wire=wire), server
+
+
+def whole(frames: list[Frame], kind: str) -> list[dict[str, Any]]:
+    driver, server = starter(frames, kind)
+    out = drive(driver, server)
+    assert out.error is None
+    return out.parts
+
+
+# --- the cursor ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["v3", "classic"])
+def test_a_join_from_the_cursor_of_any_event_delivers_the_rest_once(kind: str) -> None:
+    frames = custom_run(10) if kind == "v3" else classic_run(10)
+    reference = whole(frames, kind)
+    for k in range(1, len(reference) + 1):
+        first, server = starter(frames, kind)
+        seen = until(first, server, k)
+        cursor = first.cursor
+        assert cursor is not None
+        # The starter dies here; its run goes on and ends.
+        later = FakeServer(frames, record=server.record_extra, produced=EVERYTHING)
+        out = drive(joiner(later, cursor, kind=kind), later)
+        assert out.error is None, f"cursor after part {k}"
+        assert seen + out.parts == reference, f"cursor after part {k}"
+
+
+@pytest.mark.parametrize("kind", ["v3", "classic"])
+def test_a_join_of_a_running_run_from_a_cursor_follows_it_live(kind: str) -> None:
+    frames = custom_run(9) if kind == "v3" else classic_run(9)
+    reference = whole(frames, kind)
+    first, server = starter(frames, kind)
+    seen = until(first, server, 4)
+    cursor = first.cursor
+    assert cursor is not None
+    # The run has produced a few more frames than the starter read; the rest comes live.
+    later = FakeServer(frames, record=server.record_extra, produced=server.produced + 1)
+    driver = joiner(later, cursor, kind=kind)
+    out = drive(driver, later)
+    assert out.error is None and seen + out.parts == reference
+    assert driver.status is RunStatus.COMPLETED
+    assert later.trail()[0] == LOOK_UP
+    assert later.opened[0].last_event_id == RunCursor.decode(cursor).resume_from
+
+
+@pytest.mark.parametrize("kind", ["v3", "classic"])
+def test_a_join_cut_mid_body_resumes_and_delivers_every_part_once(kind: str) -> None:
+    frames = custom_run(12) if kind == "v3" else classic_run(12)
+    reference = whole(frames, kind)
+    for offset in range(through(frames, 1), through(frames, len(frames)), 29):
+        server = FakeServer(frames, [Conn(cut=offset)], record=V3_RECORD if kind == "v3" else CLASSIC_RECORD)
+        server.produced = 4
+        out = drive(joiner(server, kind=kind), server)
+        assert out.error is None and out.parts == reference, f"cut at byte {offset}"
+
+
+def test_a_join_of_a_finished_run_replays_it_and_ends() -> None:
+    frames = custom_run(6)
+    server = FakeServer(frames, record=V3_RECORD, produced=EVERYTHING)
+    driver = joiner(server)
+    assert driver.follow.phase is Phase.LOOKING_UP and driver.status is RunStatus.PENDING
+    out = drive(driver, server)
+    assert out.error is None and out.parts == whole(frames, "v3")
+    assert driver.status is RunStatus.COMPLETED
+    assert server.trail()[:2] == [LOOK_UP, ("open", "-1")] and START not in server.trail()
+
+
+@pytest.mark.parametrize("kind", ["v3", "classic"])
+def test_a_cursor_at_the_last_event_delivers_nothing_and_ends(kind: str) -> None:
+    frames = custom_run(5) if kind == "v3" else classic_run(5)
+    first, server = starter(frames, kind)
+    assert drive(first, server).error is None
+    later = FakeServer(frames, record=server.record_extra, produced=EVERYTHING)
+    driver = joiner(later, first.cursor, kind=kind)
+    out = drive(driver, later)
+    assert out.error is None and out.parts == [] and driver.status is RunStatus.COMPLETED
+
+
+def test_a_cursor_survives_its_string_and_names_its_run() -> None:
+    cursor = RunCursor("run-1", "17-0", "18-0", seq=7)
+    text = cursor.encode()
+    assert text.startswith("rg1.") and RunCursor.decode(text) == cursor and cursor.kind == "v3"
+    classic = RunCursor("run-1", "-1", "18-0", count=3)
+    assert RunCursor.decode(classic.encode()) == classic and classic.kind == "classic"
+
+
+@pytest.mark.parametrize("bad", [None, 7, "", "rg1.", "rg1.!!!", "rg2.abc", RunCursor("r", "a", "b").encode()])
+def test_a_string_that_is_no_cursor_is_refused_naming_it(bad: object) -> None:
+    with pytest.raises(RunCursorError, match="after="):
+        RunCursor.decode(bad)
+
+
+def test_no_cursor_before_the_first_event() -> None:
+    first, server = starter(custom_run(3), "v3")
+    assert first.cursor is None
+    until(first, server, 1)
+    assert first.cursor is not None and RunCursor.decode(first.cursor).run_id == RID
+
+
+# --- what a join refuses ---------------------------------------------------------------------
+
+
+def test_an_unknown_run_fails_as_not_found() -> None:
+    server = FakeServer(custom_run(2), rest={("GET", RUN): Response(404, {"detail": "Not Found"})})
+    driver = joiner(server)
+    out = drive(driver, server)
+    assert isinstance(out.error, RunNotFoundError) and out.error.run_id == RID
+    assert driver.follow.phase is Phase.DONE and driver.status is RunStatus.FAILED
+    # A run that was never seen running is not cancelled.
+    assert cleanup(driver, server) == []
+
+
+def test_a_run_of_another_graph_is_refused() -> None:
+    record = {**V3_RECORD, "metadata": {"graph_id": "other"}, "assistant_id": "a-uuid"}
+    server = FakeServer(custom_run(2), record=record)
+    out = drive(joiner(server), server)
+    assert isinstance(out.error, RunMismatchError) and "'other'" in str(out.error)
+    assert server.trail() == [LOOK_UP, ("GET", "/assistants/agent")]
+
+
+def test_a_run_of_another_assistant_of_the_same_graph_is_joined() -> None:
+    record = {**V3_RECORD, "assistant_id": "a-uuid"}
+    frames = custom_run(2)
+    server = FakeServer(
+        frames,
+        record={**record, "metadata": {"graph_id": "g"}},
+        rest={("GET", "/assistants/agent"): Response(200, {"assistant_id": "b", "graph_id": "g"})},
+        produced=EVERYTHING,
+    )
+    out = drive(joiner(server), server)
+    assert out.error is None and out.parts == whole(frames, "v3")
+
+
+def test_the_kind_of_run_must_match_the_join() -> None:
+    v3 = {"kwargs": {"config": {"configurable": {"__event_streaming_v2": True}}}}
+    classic = {"kwargs": {"stream_mode": ["updates", "custom"], "subgraphs": False}}
+    assert refusal(v3, JoinFrom(RID, "v3")) is None
+    assert "version='v3'" in (refusal(v3, JoinFrom(RID, "classic")) or "")
+    assert "stream_mode=" in (refusal(classic, JoinFrom(RID, "v3")) or "")
+    assert refusal(classic, JoinFrom(RID, "classic", modes=("custom",))) is None
+    assert "'values'" in (refusal(classic, JoinFrom(RID, "classic", modes=("values",))) or "")
+    assert "subgraphs=False" in (refusal(classic, JoinFrom(RID, "classic", modes=("custom",), subgraphs=True)) or "")
+    server = FakeServer(custom_run(2), record=CLASSIC_RECORD)
+    out = drive(joiner(server), server)
+    assert isinstance(out.error, RunMismatchError) and "stream_mode=" in str(out.error)
+
+
+def test_a_run_whose_events_are_gone_fails_instead_of_a_short_stream() -> None:
+    frames = custom_run(6)
+    # The server kept the run's record but not its first frames.
+    server = FakeServer(frames[3:], record=V3_RECORD, produced=EVERYTHING)
+    out = drive(joiner(server), server)
+    assert isinstance(out.error, RunEventsGoneError) and "first event" in str(out.error)
+
+
+def test_a_finished_run_with_no_stored_events_fails() -> None:
+    server = FakeServer([], record=V3_RECORD, produced=EVERYTHING)
+    driver = joiner(server)
+    out = drive(driver, server)
+    assert isinstance(out.error, RunEventsGoneError) and "holds nothing" in str(out.error)
+    # The server's verdict was known: nothing to cancel.
+    assert cleanup(driver, server) == []
+
+
+def test_a_cursor_whose_event_is_gone_fails() -> None:
+    frames = custom_run(9)
+    first, server = starter(frames, "v3")
+    until(first, server, 2)
+    cursor = first.cursor
+    later_frames = [f for f in frames if f.id is None or f.id > RunCursor.decode(cursor or "").event_id]
+    later = FakeServer(later_frames, record=V3_RECORD, produced=EVERYTHING)
+    driver = joiner(later, cursor)
+    out = drive(driver, later)
+    assert isinstance(out.error, RunEventsGoneError) and "after the cursor" in str(out.error)
+    # The run is not the join's to stop because the join cannot show it.
+    assert cleanup(driver, later) == []
+
+
+# --- cancelling and detaching ------------------------------------------------------------------
+
+
+def test_abandoning_a_join_of_a_running_run_cancels_it() -> None:
+    server = FakeServer(custom_run(8), record=V3_RECORD, rest={("POST", f"{RUN}/cancel"): Response(202, None)})
+    driver = joiner(server)
+    until(driver, server, 2)
+    assert driver.status is RunStatus.RUNNING
+    assert cleanup(driver, server) == [CANCEL]
+    assert driver.status is RunStatus.CANCELLED
+
+
+def test_a_detached_start_ends_once_the_run_is_accepted_and_never_cancels_it() -> None:
+    server = FakeServer(custom_run(4))
+    server.clock = Clock()
+    driver = make_driver(server.clock)
+    driver.detach()
+    out = drive(driver, server)
+    assert out.error is None and out.parts == []
+    assert driver.run_id == RID and driver.status is RunStatus.RUNNING and driver.follow.phase is Phase.DONE
+    assert server.trail() == [START]
+    assert cleanup(driver, server) == []
+    assert driver.status is RunStatus.RUNNING
+
+
+# --- the repeat filter, seeded --------------------------------------------------------------
+
+
+def test_a_seeded_repeat_filter_drops_the_delivered_frames_of_the_millisecond_by_position() -> None:
+    repeats: RepeatFilter[str] = RepeatFilter()
+    repeats.resume("5-0", 2)
+    assert repeats.reconnected() == []
+    # Same content as what follows: only position tells the two delivered ones from the new one.
+    assert [repeats.feed("5-0", "a", "first"), repeats.feed("5-0", "a", "second")] == [[], []]
+    assert repeats.feed("5-0", "a", "third") == ["third"]
+    assert repeats.feed("6-0", "b", "fourth") == ["fourth"]
+    assert repeats.position == ("6-0", 1)
+
+
+def test_a_seeded_repeat_filter_on_a_full_replay_drops_what_came_before() -> None:
+    repeats: RepeatFilter[str] = RepeatFilter()
+    repeats.resume("5-0", 1)
+    repeats.reconnected()
+    assert repeats.feed("4-0", "x", "old") == []
+    assert repeats.feed("5-0", "y", "delivered") == []
+    assert repeats.feed("5-0", "z", "new") == ["new"]
+
+
+# --- managing runs ---------------------------------------------------------------------------
+
+
+def test_waiting_for_a_run_asks_the_server_until_it_ends() -> None:
+    clock = Clock()
+    conversation = wait_run(TID, RID, timeout=5.0, clock=clock)
+    assert next(conversation) == Request("GET", RUN)
+    action = conversation.send(Response(200, {"run_id": RID, "status": "running"}))
+    assert isinstance(action, Request) and action.path == f"{RUN}/join" and action.timeout == 5.0
+    clock.now = 1.0
+    assert conversation.send(Response(200, {})) == Request("GET", RUN)
+    with pytest.raises(StopIteration) as done:
+        conversation.send(Response(200, {"run_id": RID, "status": "success"}))
+    record = done.value.value
+    assert isinstance(record, RunRecord) and record.status is RunStatus.COMPLETED and record.done
+
+
+def test_waiting_past_the_timeout_fails_naming_the_wait() -> None:
+    clock = Clock()
+    conversation = wait_run(TID, RID, timeout=2.0, clock=clock)
+    next(conversation)
+    conversation.send(Response(200, {"run_id": RID, "status": "running"}))
+    clock.now = 2.5
+    conversation.send(Response(200, {}))
+    with pytest.raises(RemoteTimeoutError, match="still running after 2s"):
+        conversation.send(Response(200, {"run_id": RID, "status": "running"}))
+
+
+@pytest.mark.parametrize(
+    ("server", "status"),
+    [("pending", "running"), ("success", "completed"), ("error", "failed"), ("interrupted", "cancelled")],
+)
+def test_a_run_record_reads_as_a_run_status(server: str, status: str) -> None:
+    record = RunRecord.of({"run_id": RID, "status": server, **V3_RECORD})
+    assert record.status == status and record.kind == "v3" and record.server_status == server
