@@ -40,3 +40,16 @@ def test_one_connection_keeps_a_bounded_number_of_ids() -> None:
     assert ids.age("2") is IdAge.OLDER
     # The oldest two were forgotten.
     assert ids.age("0") is IdAge.NEW
+
+
+def test_a_join_takes_every_id_before_the_other_callers_newest_as_older() -> None:
+    # A replay from the run's start brings ids this caller never saw, all before the newest.
+    ids = SeenIds()
+    ids.join("run_event_12")
+    ids.reconnected()
+    assert [ids.age(i) for i in ("run_event_3", "run_event_11", "run_event_12", "run_event_13")] == [
+        IdAge.OLDER,
+        IdAge.OLDER,
+        IdAge.NEWEST,
+        IdAge.NEW,
+    ]

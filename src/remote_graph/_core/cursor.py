@@ -30,7 +30,8 @@ class ResumeCursor:
         # A join resumes a cursor another caller stored (``join.RunCursor``).
         self._boundary = boundary
         self._ids = SeenIds()
-        self._ids.newest = newest
+        if newest is not None:
+            self._ids.join(newest)
 
     @property
     def newest(self) -> str | None:

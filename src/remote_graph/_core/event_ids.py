@@ -43,12 +43,22 @@ class IdAge(enum.Enum):
 class SeenIds:
     """The ids of one stream that may come again, in delivery order; see the module docstring."""
 
-    __slots__ = ("_seen", "newest")
+    __slots__ = ("_seen", "_until_newest", "newest")
 
     def __init__(self) -> None:
         self.newest: str | None = None
         # Insertion-ordered: the oldest is forgotten first.
         self._seen: dict[str, None] = {}
+        # Joined after another caller: the ids before its newest are not known here.
+        self._until_newest = False
+
+    def join(self, newest: str) -> None:
+        """Start where another caller stopped, at ``newest``: a replay from the
+        run's start brings ids before it that were never seen here, so every id
+        until ``newest`` comes is older."""
+        self.newest = newest
+        self._seen = {newest: None}
+        self._until_newest = True
 
     def reconnected(self) -> None:
         """A connection opened: only the newest id delivered can come again from before it."""
@@ -57,7 +67,10 @@ class SeenIds:
     def age(self, frame_id: str) -> IdAge:
         """How ``frame_id`` relates to what was delivered; a new id becomes the newest."""
         if frame_id == self.newest:
+            self._until_newest = False
             return IdAge.NEWEST
+        if self._until_newest:
+            return IdAge.OLDER
         if frame_id in self._seen:
             return IdAge.OLDER
         self.newest = frame_id

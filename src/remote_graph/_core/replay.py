@@ -97,7 +97,7 @@ class RepeatFilter(Generic[T]):
         ``newest``, start where that caller stopped: ``count`` frames of the
         millisecond ``newest`` were delivered (their content is not known here)."""
         if newest is not None:
-            self._ids.newest = newest
+            self._ids.join(newest)
             self._block = [_SEEN] * count
         self._connections = 1
 
@@ -135,6 +135,7 @@ class RepeatFilter(Generic[T]):
                 and self._prefix < len(self._block)
                 and _fits(self._block, self._prefix, key)
             ):
+                self._ids.age(frame_id)  # the newest came: a joined filter's older ids are behind it
                 self._prefix += 1
                 if self._prefix == len(self._block):
                     self._prefix = None
