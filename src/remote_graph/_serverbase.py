@@ -135,8 +135,10 @@ class ServerBase(abc.ABC):
         """What the server printed after ``mark`` (from ``log_mark()``)."""
         return "" if self._log is None else self._log.since(mark)
 
-    def _wait_ready(self, timeout: float, exited: Callable[[], str | None], what: str, url: str | None = None) -> None:
-        """Poll ``GET /ok`` until it answers 200, for at most ``timeout`` seconds.
+    def _wait_ready(
+        self, timeout: float, exited: Callable[[], str | None], what: str, url: str | None = None, path: str = "/ok"
+    ) -> None:
+        """Poll ``GET path`` until it answers 200, for at most ``timeout`` seconds.
 
         Args:
             timeout: Seconds to wait.
@@ -144,6 +146,7 @@ class ServerBase(abc.ABC):
                 ``None`` while it runs.
             what: The server, as messages name it.
             url: The base URL polled, when it is not ``self.url`` (one process of several).
+            path: The readiness endpoint (langgraph-api's ``/ok``; aegra answers ``/health``).
 
         Raises:
             RuntimeError: If the server exits first.
@@ -157,12 +160,12 @@ class ServerBase(abc.ABC):
                 if reason is not None:
                     raise RuntimeError(f"{what} {reason}:\n{tail(self.logs())}")
                 try:
-                    if http.get(f"{base}/ok").status_code == 200:
+                    if http.get(f"{base}{path}").status_code == 200:
                         return
                 except httpx.HTTPError:
                     pass
                 time.sleep(0.25)
-        raise TimeoutError(f"{what} did not answer {base}/ok within {timeout}s:\n{tail(self.logs())}")
+        raise TimeoutError(f"{what} did not answer {base}{path} within {timeout}s:\n{tail(self.logs())}")
 
     def __enter__(self: _S) -> _S:
         return self.start()
