@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
@@ -74,15 +74,23 @@ class LogFile:
 
 
 def spawn_logged(
-    command: Sequence[str], log: Path, *, cwd: Path | None = None, env: Mapping[str, str] | None = None
+    command: Sequence[str],
+    log: Path,
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    **as_user: Any,
 ) -> subprocess.Popen[bytes]:
     """Start ``command`` with its output (stdout and stderr) appended to ``log`` and no stdin.
 
-    It leads a process group of its own, so that ``stop_process_group`` reaches its workers too.
+    It leads a process group of its own, so that a stop by its group reaches its workers too.
+    ``as_user`` is ``Popen``'s ``user=``, ``group=`` and ``extra_groups=``, for a process
+    run as another user.
     """
     with log.open("ab") as out:
         return subprocess.Popen(
             command,
+            **as_user,
             cwd=cwd,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -176,8 +184,10 @@ class ServerBase(Service):
         """What the server printed after ``mark`` (from ``log_mark()``)."""
         return "" if self._log is None else self._log.since(mark)
 
-    def _wait_ready(self, timeout: float, exited: Callable[[], str | None], what: str, url: str | None = None) -> None:
-        """Poll ``GET /ok`` until it answers 200, for at most ``timeout`` seconds.
+    def _wait_ready(
+        self, timeout: float, exited: Callable[[], str | None], what: str, url: str | None = None, path: str = "/ok"
+    ) -> None:
+        """Poll ``GET path`` until it answers 200, for at most ``timeout`` seconds.
 
         Args:
             timeout: Seconds to wait.
@@ -185,6 +195,7 @@ class ServerBase(Service):
                 ``None`` while it runs.
             what: The server, as messages name it.
             url: The base URL polled, when it is not ``self.url`` (one process of several).
+            path: The readiness endpoint (langgraph-api's ``/ok``; aegra answers ``/health``).
 
         Raises:
             RuntimeError: If the server exits first.
@@ -198,9 +209,9 @@ class ServerBase(Service):
                 if reason is not None:
                     raise RuntimeError(f"{what} {reason}:\n{tail(self.logs())}")
                 try:
-                    if http.get(f"{base}/ok").status_code == 200:
+                    if http.get(f"{base}{path}").status_code == 200:
                         return
                 except httpx.HTTPError:
                     pass
                 time.sleep(0.25)
-        raise TimeoutError(f"{what} did not answer {base}/ok within {timeout}s:\n{tail(self.logs())}")
+        raise TimeoutError(f"{what} did not answer {base}{path} within {timeout}s:\n{tail(self.logs())}")

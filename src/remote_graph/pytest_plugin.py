@@ -2,12 +2,13 @@
 
 Installed with the package (entry point ``pytest11``). It adds
 
-- ``--remote-graph-server=embedded|docker|replicas|URL`` (default: ``$REMOTE_GRAPH_URL``
+- ``--remote-graph-server=embedded|docker|replicas|aegra|URL`` (default: ``$REMOTE_GRAPH_URL``
   when set, else ``embedded``): ``embedded`` runs ``langgraph dev`` in a subprocess
   (``LangGraphDevServer``), ``docker`` builds and runs it in a container
   (``DockerServer``), ``replicas`` runs two ``langhost`` replicas on a Postgres and
-  a Redis of their own behind a balancer (``ReplicaServer``), a URL uses a server
-  that is already running;
+  a Redis of their own behind a balancer (``ReplicaServer``), ``aegra`` runs aegra
+  on a Postgres and a Redis of its own (``AegraServer``), a URL uses a server that
+  is already running;
 - the session fixture ``remote_graph_server``: the server's base URL. The server
   starts when the first test asks for it, and stops at the session's end;
 - on a failing test, the server's output from the test's start (the tail of it) as a
@@ -36,6 +37,8 @@ Settings (command line, else ini, else environment, else default):
   virtualenv (or its python) with ``langhost==0.11.1.post1`` that runs the replicas;
 - ``--remote-graph-replicas`` (default 2) and ``--remote-graph-bg-job-heartbeat`` (the
   replicas' ``LG_BG_JOB_HEARTBEAT``, default 5 seconds);
+- ``--remote-graph-aegra-python`` / ``$REMOTE_GRAPH_AEGRA_PYTHON``: the interpreter
+  (Python 3.12+, with ``aegra-cli``) that runs the aegra server;
 - ``--remote-graph-log-command``: with a URL, a command printing the server's logs
   (e.g. ``docker-compose -f compose/docker-compose.yml logs --no-color --tail=200``),
   run for a failing test;
@@ -65,7 +68,7 @@ ENV_URL = "REMOTE_GRAPH_URL"
 ENV_BASE_IMAGE = "REMOTE_GRAPH_BASE_IMAGE"
 ENV_SERVER_PYTHON = "REMOTE_GRAPH_SERVER_PYTHON"  # read by LangGraphDevServer
 ENV_REPLICAS_PYTHON = "REMOTE_GRAPH_REPLICAS_PYTHON"  # read by ReplicaServer
-MODES = ("embedded", "docker", "replicas")
+MODES = ("embedded", "docker", "replicas", "aegra")
 LOG_SECTION = "remote_graph server log"
 LOG_LIMIT = 20_000  # characters of server output shown per failing test
 FIXTURE = "remote_graph_server"
@@ -112,7 +115,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--remote-graph-server",
         default=None,
-        metavar="embedded|docker|replicas|URL",
+        metavar="embedded|docker|replicas|aegra|URL",
         help=f"server for the remote_graph_server fixture (default: ${ENV_URL} if set, else embedded)",
     )
     group.addoption(
@@ -162,6 +165,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="replicas: their LG_BG_JOB_HEARTBEAT, how soon a run of a dead replica is retried (default 5)",
     )
     group.addoption(
+        "--remote-graph-aegra-python",
+        default=None,
+        metavar="PATH",
+        help="aegra: the Python executable or virtualenv with aegra-cli (3.12+; default: $REMOTE_GRAPH_AEGRA_PYTHON)",
+    )
+    group.addoption(
         "--remote-graph-log-command",
         default=None,
         metavar="COMMAND",
@@ -185,7 +194,7 @@ def server_choice(config: pytest.Config) -> str:
     if choice.startswith(("http://", "https://")):
         return choice.rstrip("/")
     raise pytest.UsageError(
-        f"--remote-graph-server: expected embedded, docker, replicas or an http(s) URL, got {choice!r}"
+        f"--remote-graph-server: expected embedded, docker, replicas, aegra or an http(s) URL, got {choice!r}"
     )
 
 
@@ -278,6 +287,12 @@ def _new_server(config: pytest.Config) -> Server:
 
     timeout = float(_ini_number(config, "remote_graph_startup_timeout", float))
     jobs = int(_ini_number(config, "remote_graph_n_jobs_per_worker", int))
+    if server_choice(config) == "aegra":
+        from remote_graph.testing import AegraServer  # noqa: PLC0415
+
+        return AegraServer(
+            config_path(config), python=config.getoption("--remote-graph-aegra-python"), startup_timeout=timeout
+        )
     if server_choice(config) == "replicas":
         from remote_graph.testing import ReplicaServer  # noqa: PLC0415
 
@@ -339,6 +354,8 @@ def pytest_report_header(config: pytest.Config) -> str:
         served = "no langgraph.json (not found: " + ", ".join(str(c) for c in config_candidates(config)) + ")"
     if choice == "docker":
         return f"remote_graph server: docker, base image {base_image(config)}, serving {served}"
+    if choice == "aegra":
+        return f"remote_graph server: aegra, serving {served}"
     if choice == "replicas":
         replicas = config.getoption("--remote-graph-replicas")
         python = config.getoption("--remote-graph-replicas-python") or os.environ.get(ENV_REPLICAS_PYTHON)

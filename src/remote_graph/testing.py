@@ -54,6 +54,22 @@ Example:
     with ReplicaServer("app/langgraph.json", python="venv-langhost", replicas=2) as server:
         graph = RemoteGraph("linear", url=server.url)
     ```
+
+``AegraServer`` serves it from aegra (``aegra-cli``, an Agent Protocol server
+on Postgres that does not speak the v3 run protocol): it starts a Postgres
+cluster, a Redis and ``aegra serve`` on free loopback ports, as its own
+processes, waits for ``GET /health``, and stops each by its PID. aegra needs
+Python 3.12+: ``python=`` (or ``$REMOTE_GRAPH_AEGRA_PYTHON``) names the
+interpreter or virtualenv that has ``aegra-cli``; Postgres's server programs
+and ``redis-server`` must be installed.
+
+Example:
+    ```python
+    from remote_graph.testing import AegraServer
+
+    with AegraServer("app/langgraph.json", python=".venv-aegra") as server:
+        graph = RemoteGraph("linear", url=server.url)
+    ```
 """
 
 from __future__ import annotations
@@ -62,18 +78,19 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
+from remote_graph._aegraserver import AegraServer
 from remote_graph._devserver import LangGraphDevServer
 from remote_graph._dockerserver import DockerServer
 from remote_graph._replicaserver import ReplicaServer
 from remote_graph._serverbase import free_port
 
-__all__ = ["DockerServer", "LangGraphDevServer", "ReplicaServer", "Server", "free_port"]
+__all__ = ["AegraServer", "DockerServer", "LangGraphDevServer", "ReplicaServer", "Server", "free_port"]
 
 
 class Server(Protocol):
     """What the embedded and the Docker server have in common (and the pytest plugin uses).
 
-    A server is started once: ``start()`` returns when it answers ``GET /ok`` (or
+    A server is started once: ``start()`` returns when it answers (``GET /ok``; aegra's ``/health``) (or
     raises, with what it printed); ``stop()`` ends it and removes what it made, and
     may be called more than once. Its output goes to ``log_path`` while it runs;
     ``logs()`` and ``logs_since()`` still answer after ``stop()``.
@@ -126,3 +143,6 @@ if TYPE_CHECKING:
 
     def _replicas_are_a_server(replicas: ReplicaServer) -> Server:
         return replicas
+
+    def _aegra_is_a_server(aegra: AegraServer) -> Server:
+        return aegra

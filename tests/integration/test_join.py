@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.types import Command
 
 from remote_graph import RemoteGraph, RunStatus
 from remote_graph.errors import RunCursorError, RunMismatchError, RunNotFoundError
@@ -167,6 +168,22 @@ def test_a_join_after_the_end_replays_the_run_and_a_cursor_at_the_last_event_yie
     with graph.join(handle.run_id, thread_id=handle.thread_id, after=cursors[-1]) as run:
         assert v3_events(run) == []
         assert run.wait() is RunStatus.COMPLETED
+
+
+def test_a_run_that_paused_for_input_reads_interrupted_on_its_handle_as_on_its_join(server_url: str) -> None:
+    # The server records a paused run as a success; neither the handle nor a join may call it completed.
+    graph = RemoteGraph("gate", url=server_url)
+    config = thread()
+    handle = graph.start({"x": 1, "answer": ""}, config)
+    assert handle.wait(30).status is RunStatus.INTERRUPTED and handle.server_status == "success"
+    with graph.join(handle.run_id, thread_id=handle.thread_id) as run:
+        assert run.interrupted and run.snapshot().status == "interrupted"
+    (listed,) = graph.list_runs(config["configurable"]["thread_id"])
+    assert listed.status is RunStatus.INTERRUPTED
+    # Resumed by the next run, it still ended paused; the resume completes.
+    resumed = graph.start(Command(resume="yes"), config)
+    assert resumed.wait(30).status is RunStatus.COMPLETED
+    assert graph.get_run(handle.run_id, thread_id=handle.thread_id).status is RunStatus.INTERRUPTED
 
 
 def test_a_classic_join_yields_what_stream_yields(server_url: str) -> None:

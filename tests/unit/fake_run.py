@@ -452,7 +452,7 @@ def kinds(parts: Sequence[dict[str, Any]]) -> list[tuple[str, tuple[str, ...]]]:
 
 START = ("POST", START_PATH)
 VERDICT = ("GET", RUN)
-CANCEL = Request("POST", f"{RUN}/cancel", params={"wait": "false", "action": "interrupt"})
+CANCEL = Request("POST", f"{RUN}/cancel", params={"wait": "0", "action": "interrupt"})
 
 
 def started_driver(server: FakeServer, parts: int = 2, **kwargs: Any) -> RunDriver:

@@ -2,9 +2,11 @@
 
 The cursor only says where a lost stream resumes; the driver drops the frames
 a replay repeats by their protocol ``seq``. The simulated server follows the
-real one's replay rule: on a new connection it sends the stored frames whose
-id compares ``>`` the ``Last-Event-ID`` as a string (every stored frame for
-``"-1"``), then goes on live. Frames without an id cannot be addressed by a
+real one's replay rule: on a new connection it sends the stored frames after
+the last one carrying the ``Last-Event-ID`` (every stored frame for ``"-1"``),
+then goes on live. "After" is the server's own order: the ids are opaque to the
+client, and each id shape below (the in-memory runtime's, a Redis-backed
+server's, aegra's, random tokens) is followed the same way. Frames without an id cannot be addressed by a
 ``Last-Event-ID``, so they are never stored nor replayed (like the deleted
 run's ``404`` error frame); only a connection open when one is produced
 receives it.
@@ -31,6 +33,10 @@ A, B, C = "1796018881846-0", "1796018881854-0", "1796018881861-0"
 SAME_MS: Stored = [(A, "a1"), (A, "a2"), (B, "b1"), (B, "b2"), (B, "b3"), (C, "c1")]
 # A Redis-backed server: every id is unique.
 UNIQUE: Stored = [(f"179601888184{ms}-{seq}", f"f{ms}{seq}") for ms in range(3) for seq in range(3)]
+# aegra: unique ids that do not sort as strings (``event_10`` before ``event_9``).
+AEGRA: Stored = [(f"5f1c0a2e-run_event_{n}", f"e{n}") for n in range(12)]
+# Opaque tokens, shared by the frames of one millisecond, in no order of their own.
+OPAQUE: Stored = [("zq", "o1"), ("zq", "o2"), ("b7", "o3"), ("m", "o4"), ("m", "o5"), ("0", "o6"), ("a", "o7")]
 # Frames the server does not tag, before, between and after tagged ones.
 WITH_UNTAGGED: Stored = [(None, "n0"), (A, "a1"), (A, "a2"), (None, "n1"), (B, "b1"), (B, "b2"), (None, "n2")]
 UNTAGGED_ONLY: Stored = [(None, f"n{i}") for i in range(5)]
@@ -42,13 +48,21 @@ def replay(stored: Stored, produced: int, last_event_id: str) -> Sent:
     """What a connection opened with ``last_event_id`` receives once ``produced`` frames exist:
     the stored frames after it, then every frame still to come, live."""
     sent = [(seq, frame_id, payload) for seq, (frame_id, payload) in enumerate(stored)]
-    old = [f for f in sent[:produced] if f[1] is not None and (last_event_id == FROM_START or f[1] > last_event_id)]
+    after = position(stored, last_event_id)
+    old = [f for f in sent[after : max(after, produced)] if f[1] is not None]
     return old + sent[produced:]
+
+
+def position(stored: Stored, last_event_id: str) -> int:
+    """Where the server's replay after ``last_event_id`` begins: after its last frame with that id."""
+    if last_event_id == FROM_START:
+        return 0
+    return max(i for i, (frame_id, _) in enumerate(stored) if frame_id == last_event_id) + 1
 
 
 def resume_point(ids: Sequence[str | None]) -> str:
     """The oracle: the newest id before the newest one received, ``"-1"`` until there are two."""
-    distinct = sorted({i for i in ids if i is not None})
+    distinct = list(dict.fromkeys(i for i in ids if i is not None))
     return distinct[-2] if len(distinct) >= 2 else FROM_START
 
 
@@ -69,8 +83,8 @@ def follow(stored: Stored, cuts: Sequence[int], *, ahead: bool = False) -> tuple
     produced = 0
     for cut in [*cuts, None]:
         assert cursor.last_event_id == resume_point(received_ids)
-        sent_ids.append(cursor.last_event_id)
-        newest = max((i for i in received_ids if i is not None), default=None)
+        sent_ids.append(cursor.open())
+        newest = next((i for i in reversed(list(dict.fromkeys(received_ids))) if i is not None), None)
         frames = replay(stored, produced, cursor.last_event_id)
         received = frames if cut is None else frames[:cut]
         for seq, frame_id, payload in received:
@@ -96,7 +110,7 @@ def all_cuts(stored: Stored, depth: int) -> list[tuple[int, ...]]:
     return list(itertools.product(range(n + 1), repeat=depth))
 
 
-@pytest.mark.parametrize("name", ["SAME_MS", "UNIQUE", "WITH_UNTAGGED", "UNTAGGED_ONLY"])
+@pytest.mark.parametrize("name", ["SAME_MS", "UNIQUE", "AEGRA", "OPAQUE", "WITH_UNTAGGED", "UNTAGGED_ONLY"])
 @pytest.mark.parametrize("depth", [0, 1, 2, 3])
 def test_every_cut_delivers_the_stream_exactly_once_in_order(name: str, depth: int) -> None:
     stored = globals()[name]
@@ -104,10 +118,11 @@ def test_every_cut_delivers_the_stream_exactly_once_in_order(name: str, depth: i
     for cuts in all_cuts(stored, depth):
         delivered, sent_ids = follow(stored, cuts)
         assert delivered == expected, f"{name} cut after {cuts} frames"
-        assert sent_ids == sorted(sent_ids), f"{name} cut after {cuts} frames: the resume point went back"
+        points = [position(stored, i) for i in sent_ids]
+        assert points == sorted(points), f"{name} cut after {cuts} frames: the resume point went back"
 
 
-@pytest.mark.parametrize("name", ["SAME_MS", "UNIQUE"])
+@pytest.mark.parametrize("name", ["SAME_MS", "UNIQUE", "AEGRA", "OPAQUE"])
 @pytest.mark.parametrize("depth", [1, 2, 3])
 def test_every_cut_of_a_run_that_finished_while_away_delivers_it_once(name: str, depth: int) -> None:
     # Untagged frames produced while no connection is open are lost by the
@@ -201,13 +216,32 @@ def test_a_stream_with_no_ids_resumes_from_the_start() -> None:
     assert cursor.last_event_id == FROM_START
 
 
-def test_ids_are_compared_as_strings_as_the_server_compares_them() -> None:
+def test_ids_are_never_compared_only_recognised() -> None:
+    # aegra's ids: "run_event_10" sorts before "run_event_9" as a string, yet it is the newer one.
     cursor = ResumeCursor()
-    cursor.observe("9-0")
-    # "10-0" sorts before "9-0": to the server it is older, so it is a repeat here too.
-    cursor.observe("10-0")
-    cursor.observe("95-0")
-    assert cursor.last_event_id == "9-0"
+    cursor.open()
+    for n in range(8, 12):
+        cursor.observe(f"run_event_{n}")
+    assert cursor.last_event_id == "run_event_10"
+    # A replay from there repeats event_11; an id delivered before moves nothing.
+    assert cursor.open() == "run_event_10"
+    for n in (11, 11):
+        cursor.observe(f"run_event_{n}")
+    assert cursor.last_event_id == "run_event_10"
+    cursor.observe("run_event_12")
+    assert cursor.last_event_id == "run_event_11"
+
+
+def test_a_repeat_from_earlier_on_the_same_connection_moves_nothing() -> None:
+    # A live part that rewinds repeats frames its own replay sent.
+    cursor = ResumeCursor()
+    cursor.open()
+    for frame_id in ("x", "y"):
+        cursor.observe(frame_id)
+    assert cursor.open() == "x"
+    for frame_id in ("y", "q", "r", "q", "r", "s"):
+        cursor.observe(frame_id)
+    assert cursor.last_event_id == "r"
 
 
 def test_a_connection_that_breaks_again_while_replaying_keeps_the_resume_point() -> None:

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import pytest
 
-from remote_graph._core.actions import Request, Response
+from remote_graph._core.actions import Broken, Request, Response
 from remote_graph._core.classic import CallView, ChunkReader
 from remote_graph._core.classic_wire import ClassicWire
 from remote_graph._core.join import JoinFrom, RunCursor, refusal
 from remote_graph._core.replay import RepeatFilter
 from remote_graph._core.run import RunDriver
-from remote_graph._core.run_records import RunRecord, wait_run
+from remote_graph._core.run_records import RunRecord, read_run, wait_run
 from remote_graph._core.schema import GraphSchemas
 from remote_graph._core.state import Phase, RunStatus
 from remote_graph.errors import (
@@ -335,10 +336,34 @@ def test_waiting_for_a_run_asks_the_server_until_it_ends() -> None:
     assert isinstance(action, Request) and action.path == f"{RUN}/join" and action.timeout == 5.0
     clock.now = 1.0
     assert conversation.send(Response(200, {})) == Request("GET", RUN)
+    # A success: the run's last checkpoint says whether it paused there.
+    action = conversation.send(Response(200, {"run_id": RID, "status": "success"}))
+    assert action == Request("POST", f"/threads/{TID}/history", json={"limit": 1, "metadata": {"run_id": RID}})
     with pytest.raises(StopIteration) as done:
-        conversation.send(Response(200, {"run_id": RID, "status": "success"}))
+        conversation.send(Response(200, [{"values": {}, "tasks": [{"id": "t", "interrupts": []}]}]))
     record = done.value.value
     assert isinstance(record, RunRecord) and record.status is RunStatus.COMPLETED and record.done
+
+
+@pytest.mark.parametrize(
+    ("last", "status"),
+    [
+        ([{"tasks": [{"id": "t", "interrupts": [{"id": "i", "value": "ok?"}]}]}], RunStatus.INTERRUPTED),
+        ([{"tasks": [], "interrupts": [{"id": "i", "value": "ok?"}]}], RunStatus.INTERRUPTED),
+        ([{"tasks": []}], RunStatus.COMPLETED),
+        ([], RunStatus.COMPLETED),
+        (Broken(httpx.ReadTimeout("slow")), RunStatus.COMPLETED),
+    ],
+    ids=["task-interrupt", "state-interrupt", "none-waiting", "no-checkpoint", "read-failed"],
+)
+def test_a_success_that_paused_for_input_reads_interrupted(last: Any, status: RunStatus) -> None:
+    # The server records a paused run as a success; its last checkpoint tells (a failed read leaves it so).
+    conversation = read_run(TID, RID)
+    assert next(conversation) == Request("GET", RUN)
+    conversation.send(Response(200, {"run_id": RID, "status": "success"}))
+    with pytest.raises(StopIteration) as done:
+        conversation.send(last if isinstance(last, Broken) else Response(200, last))
+    assert done.value.value.status is status
 
 
 def test_waiting_past_the_timeout_fails_naming_the_wait() -> None:

@@ -77,7 +77,7 @@ def test_the_default_is_the_embedded_server(tmp_path: Path) -> None:
 def test_a_bad_value_is_a_usage_error(tmp_path: Path, value: str) -> None:
     done = run_inner(tmp_path, f"--remote-graph-server={value}")
     assert done.returncode == pytest.ExitCode.USAGE_ERROR
-    assert "expected embedded, docker, replicas or an http(s) URL" in done.stderr
+    assert "expected embedded, docker, replicas, aegra or an http(s) URL" in done.stderr
 
 
 def test_a_failing_test_shows_the_server_log(tmp_path: Path) -> None:

@@ -83,8 +83,9 @@ SERVER_STATUSES = {
     "success": (RunStatus.COMPLETED, RunStatus.INTERRUPTED),
     "error": (RunStatus.FAILED, RunStatus.FAILED),
     "timeout": (RunStatus.FAILED, RunStatus.FAILED),
-    # The server's "interrupted" is a run cancelled through the API, not a paused one.
-    "interrupted": (RunStatus.CANCELLED, RunStatus.CANCELLED),
+    # langgraph-api's "interrupted" is a run cancelled through the API; aegra's is
+    # also a paused one, told by the interrupts the run raised.
+    "interrupted": (RunStatus.CANCELLED, RunStatus.INTERRUPTED),
 }
 
 

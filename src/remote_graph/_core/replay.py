@@ -2,8 +2,8 @@
 
 A classic run's frames carry no ``seq`` (a v3 run's do): only the SSE ``id``,
 which the in-memory server makes from the millisecond a frame was published,
-so every frame of one millisecond shares it (a Redis-backed server gives each
-frame its own). A connection that resumes after ``Last-Event-ID`` (the cursor
+so every frame of one millisecond shares it (a Redis-backed server, or aegra,
+gives each frame its own). A connection that resumes after ``Last-Event-ID`` (the cursor
 sends the id before the newest one delivered, see ``cursor.py``) gets, from
 the server:
 
@@ -14,8 +14,8 @@ the server:
    the replay's last ones again: the live part may *rewind* to a frame the
    replay already sent, never to one delivered before the connection opened.
 
-Ids never go backwards in what the server stores, so a frame whose id is
-older than the newest delivered is a repeat. Within the newest millisecond,
+Ids are opaque (``event_ids.py``): a frame whose id was delivered before and
+is not the newest one is older, so a repeat. Within the newest millisecond,
 position tells: the prefix repeats the delivered frames of that millisecond in
 order, and a rewind that began in an older millisecond enters this one at its
 first frame. A rewind that begins inside the newest millisecond can only be
@@ -35,6 +35,8 @@ import logging
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
+
+from remote_graph._core.event_ids import IdAge, SeenIds
 
 __all__ = ["RepeatFilter"]
 
@@ -71,8 +73,9 @@ class RepeatFilter(Generic[T]):
     """
 
     def __init__(self) -> None:
-        # The newest frame id delivered, and the keys of every frame delivered with it.
-        self._newest: str | None = None
+        # The ids that may come again (the newest one delivered among them), and
+        # the keys of every frame delivered with the newest.
+        self._ids = SeenIds()
         self._block: list[Hashable] = []
         # Where this connection's own frames begin in the newest block: a
         # rewind repeats only frames published after the connection subscribed.
@@ -94,20 +97,21 @@ class RepeatFilter(Generic[T]):
         ``newest``, start where that caller stopped: ``count`` frames of the
         millisecond ``newest`` were delivered (their content is not known here)."""
         if newest is not None:
-            self._newest = newest
+            self._ids.join(newest)
             self._block = [_SEEN] * count
         self._connections = 1
 
     @property
     def position(self) -> tuple[str | None, int]:
         """The newest frame id delivered, and how many frames with it were delivered."""
-        return self._newest, len(self._block)
+        return self._ids.newest, len(self._block)
 
     def reconnected(self) -> list[T]:
         """A new connection opened after the cursor: its replay starts with the
         newest millisecond's frames. Returns what the last connection's held
         frames turn out to be new."""
         released = self._resolve(ended=True)
+        self._ids.reconnected()
         self._fresh_from = len(self._block)
         self._prefix = 0 if self._block else None
         self._rewind = None
@@ -126,7 +130,12 @@ class RepeatFilter(Generic[T]):
             # Never stored, so never replayed: new, and no position to keep.
             return [*self._resolve(ended=False), item]
         if self._prefix is not None:
-            if frame_id == self._newest and self._prefix < len(self._block) and _fits(self._block, self._prefix, key):
+            if (
+                frame_id == self._ids.newest
+                and self._prefix < len(self._block)
+                and _fits(self._block, self._prefix, key)
+            ):
+                self._ids.age(frame_id)  # the newest came: a joined filter's older ids are behind it
                 self._prefix += 1
                 if self._prefix == len(self._block):
                     self._prefix = None
@@ -134,13 +143,17 @@ class RepeatFilter(Generic[T]):
             # The replay did not repeat the whole block (the server did not keep
             # it all): what follows is judged on its own.
             self._prefix = None
-        newest = self._newest
-        if newest is None or frame_id > newest:
+        age = self._ids.age(frame_id)
+        if age is IdAge.NEW:
             released = self._resolve(ended=False)
-            self._newest, self._block, self._rewind, self._fresh_from = frame_id, [key], None, 0
+            self._block, self._rewind, self._fresh_from = [key], None, 0
+            if not self._may_rewind:
+                # Past a rewind (or on the run's first connection, which has
+                # none): no older id can come again on this connection.
+                self._ids.forget_older()
             released.append(item)
             return released
-        if frame_id < newest:
+        if age is IdAge.OLDER:
             # Only a rewind brings an older id, and it enters the newest block at
             # its start. Frames held as a possible rewind inside the newest block
             # were new then: a rewind never goes back further.

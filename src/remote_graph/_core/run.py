@@ -462,7 +462,7 @@ class RunDriver:
                         )
                     )
                 opened_at = self._clock()
-                reply = yield OpenStream(f"{self.run_path}/stream", cursor.last_event_id)
+                reply = yield OpenStream(f"{self.run_path}/stream", cursor.open())
                 if isinstance(reply, Broken) or reply.status in _RETRYABLE:
                     # The budget counts from the attempt's start: a transport may
                     # spend seconds on its own connect retries before it fails.
@@ -672,7 +672,9 @@ class RunDriver:
             return
         if self.run_id is None or (self.state.terminal and not self._orphaned):
             return
-        reply = yield Request("POST", f"{self.run_path}/cancel", params={"wait": "false", "action": "interrupt"})
+        # ``wait=0``, not ``false``: aegra reads the flag as an integer (and refuses
+        # ``false`` with 422); langgraph-api reads both as "do not wait".
+        reply = yield Request("POST", f"{self.run_path}/cancel", params={"wait": "0", "action": "interrupt"})
         if isinstance(reply, Broken):
             logger.warning("could not cancel remote run %s: %s", self.run_id, reply.detail)
             return

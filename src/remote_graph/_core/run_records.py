@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote
 
@@ -40,6 +40,8 @@ class RunRecord:
         stream_mode: The stream modes the server streams for it.
         subgraphs: Whether it streams subgraphs' chunks (a classic run).
         created_at: When the server created it (ISO 8601), if it says.
+        paused: The run ended paused for input: its last checkpoint has
+            interrupts waiting (the server records such a run as a success).
     """
 
     run_id: str
@@ -48,6 +50,7 @@ class RunRecord:
     stream_mode: tuple[str, ...]
     subgraphs: bool
     created_at: str | None
+    paused: bool = False
 
     @property
     def done(self) -> bool:
@@ -56,15 +59,12 @@ class RunRecord:
 
     @property
     def status(self) -> RunStatus:
-        """The status as a ``RunStatus``: ``running`` until it ended, then how.
-
-        The server records a run that paused for input (``interrupt()``) as a
-        success: that reads ``completed`` here, and ``interrupted`` on a run
-        stream that joined it.
-        """
+        """The status as a ``RunStatus``: ``running`` until it ended, then how:
+        a run that paused for input is ``interrupted``, as on a run stream that
+        joined it (the server records it as a success)."""
         if not self.done:
             return RunStatus.RUNNING
-        status = status_from_server({"status": self.server_status}, raised_interrupts=False)
+        status = status_from_server({"status": self.server_status}, raised_interrupts=self.paused)
         assert status is not None
         return status
 
@@ -114,7 +114,34 @@ def read_run(thread_id: str, run_id: str, *, shown_thread: str | None = None) ->
         )
     if reply.status != 200 or not isinstance(reply.body, Mapping):
         raise answer_error(reply, doing)
-    return RunRecord.of(reply.body)
+    return (yield from _pauses(thread_id, [RunRecord.of(reply.body)]))[0]
+
+
+def _pauses(thread_id: str, records: list[RunRecord]) -> Generator[Request, Response | Broken, list[RunRecord]]:
+    """``records``, with each success that ended paused for input told apart.
+
+    The server calls a run that paused ``success``; the run's last checkpoint
+    (its metadata names the run) says whether interrupts wait there. The read
+    is a hint: a failed one leaves the record as the server gave it.
+    """
+    out = []
+    for record in records:
+        if record.server_status == "success":
+            body = {"limit": 1, "metadata": {"run_id": record.run_id}}
+            reply = yield Request("POST", f"/threads/{quote(thread_id, safe='')}/history", json=body)
+            last = reply.body[0] if isinstance(reply, Response) and reply.status == 200 and reply.body else None
+            if isinstance(last, Mapping) and _waits(last):
+                record = replace(record, paused=True)
+        out.append(record)
+    return out
+
+
+def _waits(checkpoint: Mapping[str, Any]) -> bool:
+    """Whether interrupts wait at a checkpoint (a REST state: its tasks' or its own)."""
+    tasks = checkpoint.get("tasks") or ()
+    return bool(checkpoint.get("interrupts")) or any(
+        isinstance(task, Mapping) and task.get("interrupts") for task in tasks
+    )
 
 
 def list_runs(thread_id: str, *, limit: int, offset: int, status: str | None) -> Requests:
@@ -130,7 +157,7 @@ def list_runs(thread_id: str, *, limit: int, offset: int, status: str | None) ->
         return []
     if reply.status != 200 or not isinstance(reply.body, list):
         raise answer_error(reply, "listing the thread's runs", "a JSON list")
-    return [RunRecord.of(run) for run in reply.body if isinstance(run, Mapping)]
+    return (yield from _pauses(thread_id, [RunRecord.of(run) for run in reply.body if isinstance(run, Mapping)]))
 
 
 def cancel_run(thread_id: str, run_id: str, *, shown_thread: str | None = None) -> Requests:

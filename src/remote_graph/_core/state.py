@@ -91,9 +91,10 @@ def status_from_server(run: Any, *, raised_interrupts: bool) -> RunStatus | None
     """The final status a server run record means, or ``None`` while it still runs.
 
     ``run`` is the body of ``GET /threads/{id}/runs/{run_id}``, or ``None``
-    when the run no longer exists (a ``rollback`` deletes it). The server calls
-    a paused run ``success``; whether it paused is known from the interrupts
-    its events raised.
+    when the run no longer exists (a ``rollback`` deletes it). langgraph-api
+    calls a paused run ``success`` and a cancelled one ``interrupted``; aegra
+    calls a paused run ``interrupted`` too. Whether it paused is known from the
+    interrupts its events raised: a run that raised them stopped at them.
     """
     if run is None:
         return RunStatus.CANCELLED
@@ -103,7 +104,7 @@ def status_from_server(run: Any, *, raised_interrupts: bool) -> RunStatus | None
     if status == "success":
         return RunStatus.INTERRUPTED if raised_interrupts else RunStatus.COMPLETED
     if status == "interrupted":
-        return RunStatus.CANCELLED
+        return RunStatus.INTERRUPTED if raised_interrupts else RunStatus.CANCELLED
     return RunStatus.FAILED
 
 

@@ -1,0 +1,94 @@
+"""``remote_graph.testing.AegraServer`` on its own: it serves a project's graphs on a
+Postgres and a Redis of its own, and stops every process it started, removing its
+data. Runs in the aegra lane (``--remote-graph-server=aegra``); other lanes skip it."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from remote_graph import RemoteGraph
+from remote_graph.errors import RemoteCommandError
+from remote_graph.pytest_plugin import server_choice
+from remote_graph.testing import AegraServer
+from tests.integration.test_server import GRAPH
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def aegra_python(pytestconfig: pytest.Config) -> str | None:
+    if server_choice(pytestconfig) != "aegra":
+        pytest.skip("AegraServer's own tests run in the aegra lane: --remote-graph-server=aegra")
+    option = pytestconfig.getoption("--remote-graph-aegra-python")
+    return str(option) if option else None
+
+
+def _group_alive(pid: int) -> bool:
+    try:
+        os.killpg(pid, 0)  # any process left in the group it led
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.timeout(240)
+def test_it_serves_a_project_and_leaves_nothing_behind(tmp_path: Path, aegra_python: str | None) -> None:
+    (tmp_path / "doubler.py").write_text(GRAPH)
+    config = tmp_path / "langgraph.json"
+    config.write_text(json.dumps({"dependencies": ["."], "graphs": {"doubler": "./doubler.py:graph"}}))
+    server = AegraServer(config, python=aegra_python)
+    with server:
+        assert server.data_dir is not None and server.data_dir.is_dir()
+        data_dir = server.data_dir
+        pids = [process.pid for _, process, _ in server._processes]
+        assert len(pids) == 3  # postgres, redis, aegra
+        assert RemoteGraph("doubler", url=server.url).invoke({"x": 21}) == {"x": 42}
+    assert [pid for pid in pids if _group_alive(pid)] == []
+    assert not data_dir.exists()
+    assert "aegra" in server.logs().lower()
+
+
+# --- aegra's differences the client cannot absorb: probes, run on aegra itself ----------
+
+
+@pytest.fixture
+def aegra_url(pytestconfig: pytest.Config, remote_graph_server: str) -> str:
+    if server_choice(pytestconfig) != "aegra":
+        pytest.skip("a probe of aegra's behaviour: --remote-graph-server=aegra")
+    return remote_graph_server
+
+
+def test_probe_continuing_a_thread_with_no_input_is_refused(aegra_url: str) -> None:
+    # langgraph-api runs a thread on from its checkpoint with input=None; aegra's
+    # run schema requires an input, a command or a checkpoint, and answers 422.
+    graph = RemoteGraph("linear", url=aegra_url)
+    config = {"configurable": {"thread_id": str(uuid.uuid4())}}
+    assert graph.invoke({"x": 1}, config) == {"x": 20, "log": ["a", "b"]}
+    with pytest.raises(RemoteCommandError, match="Must specify at least one of 'input', 'command', or 'checkpoint'"):
+        graph.invoke(None, config)
+
+
+@pytest.mark.timeout(60)
+def test_a_cancel_stops_the_run_there_too(aegra_url: str) -> None:
+    # The cancel the client sends for an abandoned run ends aegra's run: its
+    # record says "interrupted" and the node never commits.
+    with httpx.Client(base_url=aegra_url, timeout=30) as http:
+        thread = http.post("/threads", json={}).json()["thread_id"]
+        run = http.post(f"/threads/{thread}/runs", json={"assistant_id": "slow", "input": {"x": 20}}).json()
+        time.sleep(0.5)
+        path = f"/threads/{thread}/runs/{run['run_id']}/cancel"
+        # A probe: aegra reads ``wait`` as an integer, so ``wait=false`` (which
+        # langgraph-api takes) is refused, and the client sends ``0``.
+        assert http.post(path, params={"wait": "false", "action": "interrupt"}).status_code == 422
+        assert http.post(path, params={"wait": "0", "action": "interrupt"}).status_code == 200
+        assert http.get(f"/threads/{thread}/runs/{run['run_id']}").json()["status"] == "interrupted"
+        # 20 ticks of 0.1 s: a node left running would have ended within about 2 s.
+        time.sleep(4)
+        assert (http.get(f"/threads/{thread}/state").json().get("values") or {}).get("log") == []
