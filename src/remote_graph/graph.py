@@ -932,7 +932,10 @@ class RemoteGraph(_UpstreamRemoteGraph):
             RunEventsGoneError: The server no longer holds the events the join
                 needs (on the first pull), instead of a short stream.
         """
-        return _runs.join(self._deployment(), run_id, thread_id, after, version, stream_mode, subgraphs, transformers)
+        join = _runs.JoinCall(
+            self._deployment(), run_id, thread_id, after, version, stream_mode, subgraphs, transformers, "join()"
+        )
+        return join.run_stream()
 
     async def ajoin(
         self,
@@ -946,9 +949,10 @@ class RemoteGraph(_UpstreamRemoteGraph):
         transformers: Sequence[TransformerFactory] | None = None,
     ) -> AsyncRemoteGraphRunStream | AsyncRunChunks:
         """Async variant of ``join``: an ``AsyncRemoteGraphRunStream``, or ``AsyncRunChunks``."""
-        return await _runs.ajoin(
-            self._deployment(), run_id, thread_id, after, version, stream_mode, subgraphs, transformers
+        join = _runs.JoinCall(
+            self._deployment(), run_id, thread_id, after, version, stream_mode, subgraphs, transformers, "ajoin()"
         )
+        return join.async_run_stream()
 
     def get_run(self, run_id: str, *, thread_id: str | UUID) -> RunHandle:
         """A handle on a run of the thread ``thread_id``, read from the server.

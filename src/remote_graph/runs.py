@@ -141,7 +141,9 @@ class RunHandle(_HandleBase):
     def join(self, *, after: str | None = None, stream_mode: Any = None, **kwargs: Any) -> Any:
         """Follow the run: ``RemoteGraph.join`` for this run (a classic run
         joins with the stream modes it was started with, unless given)."""
-        return join(self._run.deployment, self.run_id, **self._join_kwargs(after, stream_mode, kwargs))
+        return join_call(
+            self._run.deployment, self.run_id, **self._join_kwargs(after, stream_mode, kwargs)
+        ).run_stream()
 
 
 class AsyncRunHandle(_HandleBase):
@@ -167,7 +169,10 @@ class AsyncRunHandle(_HandleBase):
 
     async def join(self, *, after: str | None = None, stream_mode: Any = None, **kwargs: Any) -> Any:
         """Follow the run: ``RemoteGraph.ajoin`` for this run."""
-        return await ajoin(self._run.deployment, self.run_id, **self._join_kwargs(after, stream_mode, kwargs))
+        call = join_call(
+            self._run.deployment, self.run_id, **self._join_kwargs(after, stream_mode, kwargs), method="ajoin()"
+        )
+        return call.async_run_stream()
 
 
 def _timeout(timeout: object) -> float:
@@ -372,62 +377,84 @@ def _classic_call(
     )
 
 
-def _planned(
-    deployment: Deployment,
-    run_id: str,
-    thread_id: Any,
-    after: str | None,
-    version: Literal["v1", "v2", "v3"],
-    stream_mode: str | Sequence[str] | None,
-    subgraphs: bool,
-    transformers: Sequence[TransformerFactory] | None,
-    method: str,
-) -> tuple[RunDriver, str] | ClassicCall:
-    """A join's run, checked and planned: a v3 join's driver and thread name, or a classic join's call."""
-    if version != "v3":
-        _classic_version(version, transformers)
-        return _classic_call(deployment, run_id, thread_id, after, stream_mode, subgraphs, version, method)
-    if stream_mode is not None or subgraphs:
-        raise TypeError("a v3 join takes no stream_mode= or subgraphs=, as stream_events(version='v3') takes none")
-    return _v3_driver(deployment, run_id, thread_id, after)
+class JoinCall:
+    """One join, planned (the run looked up from its record when it is followed);
+    ``run_stream`` / ``async_run_stream`` build what the caller iterates.
+
+    Args:
+        deployment: The deployed graph.
+        run_id: The run to follow.
+        thread_id: Its thread, as the caller names it.
+        after: A cursor: follow from the event after it (``None``: from the first).
+        version: ``"v3"`` for a run stream, ``"v1"`` / ``"v2"`` for classic chunks.
+        stream_mode: A classic run's stream modes.
+        subgraphs: Whether a classic run streams its subgraphs' chunks.
+        transformers: A v3 join's own transformer factories.
+        method: The calling method's name, for error messages.
+    """
+
+    def __init__(
+        self,
+        deployment: Deployment,
+        run_id: str,
+        thread_id: Any,
+        after: str | None,
+        version: Literal["v1", "v2", "v3"],
+        stream_mode: str | Sequence[str] | None,
+        subgraphs: bool,
+        transformers: Sequence[TransformerFactory] | None,
+        method: str,
+    ) -> None:
+        self._deployment = deployment
+        self._thread_id = thread_id
+        self._transformers = transformers
+        self._planned: tuple[RunDriver, str] | ClassicCall
+        # Checked and planned now: a v3 join's driver and thread name, or a classic join's call.
+        if version != "v3":
+            _classic_version(version, transformers)
+            self._planned = _classic_call(deployment, run_id, thread_id, after, stream_mode, subgraphs, version, method)
+        elif stream_mode is not None or subgraphs:
+            raise TypeError("a v3 join takes no stream_mode= or subgraphs=, as stream_events(version='v3') takes none")
+        else:
+            self._planned = _v3_driver(deployment, run_id, thread_id, after)
+
+    # ``run_stream`` and ``async_run_stream`` differ in the classes and the shell
+    # they build, as sync and async run streams must; the plan is made once, above.
+    def run_stream(self) -> RemoteGraphRunStream | RunChunks:
+        """The sync run stream (or chunks), on the sync client."""
+        if isinstance(self._planned, ClassicCall):
+            return RunChunks(self._planned, thread_name(self._thread_id))
+        driver, name = self._planned
+        source = self._deployment.sync_source(driver, self._deployment.run_headers(RunOptions()))
+        mux = self._deployment.mux(self._transformers, is_async=False)
+        with _quiet():
+            return RemoteGraphRunStream(source, mux, driver, thread_id=name)
+
+    def async_run_stream(self) -> AsyncRemoteGraphRunStream | AsyncRunChunks:
+        """The async run stream (or chunks), on the running loop's client."""
+        if isinstance(self._planned, ClassicCall):
+            return AsyncRunChunks(self._planned, thread_name(self._thread_id))
+        driver, name = self._planned
+        source = self._deployment.async_source(driver, self._deployment.run_headers(RunOptions()))
+        mux = self._deployment.mux(self._transformers, is_async=True)
+        with _quiet():
+            return AsyncRemoteGraphRunStream(source, mux, driver, thread_id=name)
 
 
-def join(
+def join_call(
     deployment: Deployment,
     run_id: str,
+    *,
     thread_id: Any,
     after: str | None = None,
     version: Literal["v1", "v2", "v3"] = "v3",
     stream_mode: str | Sequence[str] | None = None,
     subgraphs: bool = False,
     transformers: Sequence[TransformerFactory] | None = None,
-) -> RemoteGraphRunStream | RunChunks:
-    planned = _planned(deployment, run_id, thread_id, after, version, stream_mode, subgraphs, transformers, "join()")
-    if isinstance(planned, ClassicCall):
-        return RunChunks(planned, thread_name(thread_id))
-    driver, name = planned
-    source = deployment.sync_source(driver, deployment.run_headers(RunOptions()))
-    with _quiet():
-        return RemoteGraphRunStream(source, deployment.mux(transformers, is_async=False), driver, thread_id=name)
-
-
-async def ajoin(
-    deployment: Deployment,
-    run_id: str,
-    thread_id: Any,
-    after: str | None = None,
-    version: Literal["v1", "v2", "v3"] = "v3",
-    stream_mode: str | Sequence[str] | None = None,
-    subgraphs: bool = False,
-    transformers: Sequence[TransformerFactory] | None = None,
-) -> AsyncRemoteGraphRunStream | AsyncRunChunks:
-    planned = _planned(deployment, run_id, thread_id, after, version, stream_mode, subgraphs, transformers, "ajoin()")
-    if isinstance(planned, ClassicCall):
-        return AsyncRunChunks(planned, thread_name(thread_id))
-    driver, name = planned
-    source = deployment.async_source(driver, deployment.run_headers(RunOptions()))
-    with _quiet():
-        return AsyncRemoteGraphRunStream(source, deployment.mux(transformers, is_async=True), driver, thread_id=name)
+    method: str = "join()",
+) -> JoinCall:
+    """``RemoteGraph.join``'s call, with its defaults (what a handle's ``join`` leaves out)."""
+    return JoinCall(deployment, run_id, thread_id, after, version, stream_mode, subgraphs, transformers, method)
 
 
 def _classic_version(version: object, transformers: object) -> None:
