@@ -143,6 +143,8 @@ def test_without_the_schema_a_dict_shaped_like_a_message_is_revived_by_its_shape
 # --- cut connections ---------------------------------------------------------------------
 
 
+# Hundreds of whole runs, one per byte offset: CPU-bound, so slow where lanes share the cores.
+@pytest.mark.timeout(360)
 @pytest.mark.parametrize("ahead", [0, EVERYTHING], ids=["waits", "finishes-meanwhile"])
 def test_a_cut_at_every_byte_offset_delivers_every_chunk_once(ahead: int) -> None:
     chunks, frames = small_run()
@@ -157,6 +159,7 @@ def test_a_cut_at_every_byte_offset_delivers_every_chunk_once(ahead: int) -> Non
         assert [kind for kind, _ in trail] == ["POST", "sleep", "open", "GET", "open"], f"cut at byte {offset}"
 
 
+@pytest.mark.timeout(360)
 def test_a_cut_at_every_byte_offset_of_a_paused_run_keeps_its_interrupt_once() -> None:
     chunks = local_chunks(probe_graph(), ask(), ("updates",))
     frames = classic_frames(chunks)

@@ -286,6 +286,8 @@ def private_touches() -> list[str]:
     return [f"{where}:{line}: {what}" for where, line, what in sorted(found)]
 
 
+# It parses every module of the package and of langgraph: slow where lanes share the cores.
+@pytest.mark.timeout(360)
 def test_no_other_module_touches_an_upstream_private_attribute() -> None:
     touches = private_touches()
     assert touches == [], "touch these through remote_graph._private:\n" + "\n".join(touches)

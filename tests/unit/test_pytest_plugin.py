@@ -42,7 +42,9 @@ def run_inner(
         cwd=cwd or tmp_path,
         capture_output=True,
         text=True,
-        timeout=60,
+        # Below the suite's 120 s per test, and far above the few seconds an inner
+        # pytest takes: CI runs its lanes side by side on two cores.
+        timeout=110,
         env=environ,
         stdin=subprocess.DEVNULL,
     )
@@ -330,6 +332,8 @@ def test_alone():
 """
 
 
+# An inner xdist session of 3 workers: its start-up alone takes long where lanes share the cores.
+@pytest.mark.timeout(300)
 def test_tests_on_one_thread_never_overlap_and_a_serial_one_runs_alone(tmp_path: Path) -> None:
     from tests.conftest import ROOT  # noqa: PLC0415
 
@@ -338,7 +342,7 @@ def test_tests_on_one_thread_never_overlap_and_a_serial_one_runs_alone(tmp_path:
     env = {**os.environ, "LOCK_LOG": str(tmp_path / "log"), "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "tests.conftest", "-n", "3", str(tmp_path)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL,
+        cwd=tmp_path, capture_output=True, text=True, timeout=280, env=env, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     spans = {name: (start, end) for name, start, end in map(json.loads, (tmp_path / "log").read_text().splitlines())}
