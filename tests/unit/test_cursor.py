@@ -3,8 +3,8 @@
 The cursor only says where a lost stream resumes; the driver drops the frames
 a replay repeats by their protocol ``seq``. The simulated server follows the
 real one's replay rule: on a new connection it sends the stored frames whose
-id compares ``>`` the ``Last-Event-ID`` as a string (every stored frame for
-``"-1"``), then goes on live. Frames without an id cannot be addressed by a
+id sorts after the ``Last-Event-ID`` (every stored frame for ``FROM_START``),
+then goes on live. Frames without an id cannot be addressed by a
 ``Last-Event-ID``, so they are never stored nor replayed (like the deleted
 run's ``404`` error frame); only a connection open when one is produced
 receives it.
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from remote_graph._core.cursor import FROM_START, ResumeCursor
+from remote_graph._core.cursor import FROM_START, ResumeCursor, id_after, stream_order
 
 Stored = Sequence[tuple[str | None, str]]  # (frame id, payload) in production order
 
@@ -47,7 +47,7 @@ def replay(stored: Stored, produced: int, last_event_id: str) -> Sent:
 
 
 def resume_point(ids: Sequence[str | None]) -> str:
-    """The oracle: the newest id before the newest one received, ``"-1"`` until there are two."""
+    """The oracle: the newest id before the newest one received, ``FROM_START`` until there are two."""
     distinct = sorted({i for i in ids if i is not None})
     return distinct[-2] if len(distinct) >= 2 else FROM_START
 
@@ -201,13 +201,35 @@ def test_a_stream_with_no_ids_resumes_from_the_start() -> None:
     assert cursor.last_event_id == FROM_START
 
 
-def test_ids_are_compared_as_strings_as_the_server_compares_them() -> None:
+def test_redis_stream_ids_are_compared_by_their_numbers_as_redis_compares_them() -> None:
     cursor = ResumeCursor()
-    cursor.observe("9-0")
-    # "10-0" sorts before "9-0": to the server it is older, so it is a repeat here too.
-    cursor.observe("10-0")
-    cursor.observe("95-0")
-    assert cursor.last_event_id == "9-0"
+    for seq in (8, 9, 10):
+        cursor.observe(f"1796018881840-{seq}")
+    # As strings "-10" would sort before "-9" and the newest frame would pass for a repeat.
+    assert (cursor.newest, cursor.last_event_id) == ("1796018881840-10", "1796018881840-9")
+    cursor.observe("1796018881840-2")  # a repeat: moves nothing
+    cursor.observe("1796018881839-99")
+    assert (cursor.newest, cursor.last_event_id) == ("1796018881840-10", "1796018881840-9")
+    cursor.observe("1796018881841-0")
+    assert (cursor.newest, cursor.last_event_id) == ("1796018881841-0", "1796018881840-10")
+
+
+def test_in_memory_ids_keep_their_order_and_every_id_sorts_after_the_start() -> None:
+    # The in-memory runtime compares ids as strings; its ids (13-digit ms, "-0") sort the same by number.
+    ids = [f"17960188818{n:02d}-0" for n in range(0, 100, 7)]
+    assert sorted(ids) == sorted(ids, key=stream_order)
+    for frame_id in (*ids, "1796018881840-12"):
+        assert id_after(frame_id, FROM_START) and frame_id > FROM_START
+    assert not id_after(FROM_START, FROM_START)
+
+
+def test_ids_that_are_not_stream_ids_are_compared_as_strings_before_stream_ids() -> None:
+    assert id_after("b", "a") and not id_after("a", "b") and not id_after("a", "a")
+    assert id_after("1796018881840-0", "zz") and not id_after("1-x", "1-0")
+    cursor = ResumeCursor()
+    for frame_id in ("9", "10", "95"):
+        cursor.observe(frame_id)
+    assert cursor.last_event_id == "9"  # "10" sorts before "9" as a string: a repeat
 
 
 def test_a_connection_that_breaks_again_while_replaying_keeps_the_resume_point() -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from remote_graph._core.cursor import ResumeCursor
+from remote_graph._core.cursor import ResumeCursor, id_after
 from remote_graph._core.replay import RepeatFilter
 
 
@@ -57,7 +57,7 @@ class Client:
 
 
 def replay(store: list[F], last_event_id: str) -> list[F]:
-    return [f for f in store if last_event_id == "-1" or f.id > last_event_id]
+    return [f for f in store if id_after(f.id, last_event_id)]
 
 
 def connection(store: list[F], last_event_id: str, subscribed_at: int) -> list[F]:

@@ -36,6 +36,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from remote_graph._core.cursor import id_after
+
 __all__ = ["RepeatFilter"]
 
 logger = logging.getLogger("remote_graph")
@@ -135,12 +137,12 @@ class RepeatFilter(Generic[T]):
             # it all): what follows is judged on its own.
             self._prefix = None
         newest = self._newest
-        if newest is None or frame_id > newest:
+        if newest is None or id_after(frame_id, newest):
             released = self._resolve(ended=False)
             self._newest, self._block, self._rewind, self._fresh_from = frame_id, [key], None, 0
             released.append(item)
             return released
-        if frame_id < newest:
+        if id_after(newest, frame_id):
             # Only a rewind brings an older id, and it enters the newest block at
             # its start. Frames held as a possible rewind inside the newest block
             # were new then: a rewind never goes back further.
