@@ -276,8 +276,8 @@ def test_probe_a_stored_stream_replays_from_its_first_event_and_after_any_id(ser
     """What a join sends as ``Last-Event-ID`` is one every server takes: ``FROM_START``
     replays the run's stream from its ``metadata`` frame (a Redis-backed server
     refuses ``-1``, which is no stream id), and a frame's id replays what follows it."""
-    config = thread()
-    thread_id = config["configurable"]["thread_id"]
+    thread_id = str(uuid.uuid4())  # a UUID is the server's thread id as it is
+    config = {"configurable": {"thread_id": thread_id}}
     graph = RemoteGraph("slow", url=server_url)
     handle = graph.start({"x": 3, "log": []}, config)
     assert chunks(graph.join(handle.run_id, thread_id=thread_id))  # to the end
