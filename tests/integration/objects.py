@@ -173,13 +173,15 @@ class Objects:
 
 
 def versions_masked(lc_versions: dict[str, Any]) -> dict[str, str]:
-    """A model's ``lc_versions`` with the releases masked, the packages kept.
+    """A model's ``lc_versions`` with the releases masked, and only the package every process has.
 
-    A model's chunks and events name the langchain-core of the process the model
-    ran in: the server's, which may be another release than the caller's (the
-    divergence table, docs/divergences.md).
+    A model's chunks and events name the langchain packages of the process the
+    model ran in: the server's, which may hold another release of langchain-core
+    than the caller's, and ``langchain`` only where it is installed there (the
+    caller's test extra pulls it in; a container's or a replica's server has none).
+    See the divergence table, docs/divergences.md.
     """
-    return {name: "<version>" for name in lc_versions}
+    return {name: "<version>" for name in lc_versions if name == "langchain-core"}
 
 
 def objects(value: Any) -> Any:

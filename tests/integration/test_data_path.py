@@ -33,6 +33,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from remote_graph import RemoteGraph
 from remote_graph._core.actions import Timeouts
+from remote_graph._core.cursor import FROM_START
 from remote_graph.errors import RemoteConnectionError, RemoteGraphError
 from tests.integration.cutproxy import RESUME_CUT_BYTES, CuttingProxy
 from tests.integration.lanes import norm
@@ -121,7 +122,7 @@ class Server:
         a new frame: the response head, every frame of the newest id the lost
         connection had (the cursor resumes from the id before it) and the next frame,
         chunk framing included. Read from the run's stored stream; the run must be over."""
-        response = self.http.get(f"/threads/{thread_id}/runs/{run_id}/stream", headers={"Last-Event-ID": "-1"})
+        response = self.http.get(f"/threads/{thread_id}/runs/{run_id}/stream", headers={"Last-Event-ID": FROM_START})
         response.raise_for_status()
         head = len(b"HTTP/1.1 200 OK\r\n\r\n") + sum(len(k) + len(v) + 4 for k, v in response.headers.raw)
         groups: list[tuple[bytes | None, list[int]]] = []  # each id and its frames' sizes, in stream order

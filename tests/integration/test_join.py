@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
 import subprocess
 import sys
 import threading
@@ -20,10 +18,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from langgraph.types import Command
 
 from remote_graph import RemoteGraph, RunStatus
+from remote_graph._core.cursor import FROM_START, id_after
 from remote_graph.errors import RunCursorError, RunMismatchError, RunNotFoundError
 from tests.integration.cutproxy import RESUME_CUT_BYTES, CuttingProxy
 
@@ -99,11 +99,13 @@ def test_a_join_from_another_process_after_the_starter_was_killed_loses_and_repe
         deadline = time.monotonic() + 30
         while len(_lines(out)) < 6 and time.monotonic() < deadline and child.poll() is None:
             time.sleep(0.02)
-        os.kill(child.pid, signal.SIGKILL)
+        # Popen.kill (SIGKILL) signals only a child not yet reaped: one that
+        # ended by itself (its join failed) is reported below, not as a lost PID.
+        child.kill()
     finally:
         child.wait(10)
     lines = _lines(out)
-    assert len(lines) >= 6, "the starter did not get far enough before the kill"
+    assert len(lines) >= 6, f"the starter did not get far enough before the kill (exit code {child.returncode})"
     run_id, stored = lines[0]["run_id"], lines[1:]
     # What the dead process saw, in JSON (as it stored it), and the last cursor it stored.
     seen = [line["seen"] for line in stored]
@@ -285,3 +287,32 @@ def test_the_async_api(server_url: str) -> None:
         assert [c for c in got if c[0] == "custom"] == [("custom", {"tick": 0}), ("custom", {"tick": 1})]
 
     asyncio.run(main())
+
+
+def test_probe_a_stored_stream_replays_from_its_first_event_and_after_any_id(server_url: str) -> None:
+    """What a join sends as ``Last-Event-ID`` is one every server takes: ``FROM_START``
+    replays the run's stream from its ``metadata`` frame (a Redis-backed server
+    refuses ``-1``, which is no stream id), and a frame's id replays what follows it."""
+    thread_id = str(uuid.uuid4())  # a UUID is the server's thread id as it is
+    config = {"configurable": {"thread_id": thread_id}}
+    graph = RemoteGraph("slow", url=server_url)
+    handle = graph.start({"x": 3, "log": []}, config)
+    assert chunks(graph.join(handle.run_id, thread_id=thread_id))  # to the end
+    with httpx.Client(base_url=server_url, timeout=30) as http:
+
+        def replay(last_event_id: str) -> list[tuple[str, str]]:
+            path = f"/threads/{thread_id}/runs/{handle.run_id}/stream"
+            response = http.get(path, headers={"Last-Event-ID": last_event_id})
+            assert response.status_code == 200
+            frames = []
+            for block in response.text.replace("\r\n", "\n").split("\n\n"):
+                fields = dict(line.split(": ", 1) for line in block.split("\n") if ": " in line)
+                if "id" in fields:
+                    frames.append((fields["id"], fields.get("event", "")))
+            return frames
+
+        whole = replay(FROM_START)
+        assert whole and whole[0][1] == "metadata"
+        assert len({frame_id for frame_id, _ in whole}) >= 3
+        middle = whole[len(whole) // 2][0]
+        assert replay(middle) == [frame for frame in whole if id_after(frame[0], middle)]

@@ -116,6 +116,7 @@ def _raw_run(server_url: str, graph: str, input: Any) -> list[dict[str, Any]]:
     import httpx
 
     from remote_graph._core.commands import _V3_MARKER, _V3_STREAM_MODES
+    from remote_graph._core.cursor import FROM_START
 
     with httpx.Client(base_url=server_url, timeout=30) as http:
         thread_id = str(uuid.uuid4())
@@ -126,10 +127,14 @@ def _raw_run(server_url: str, graph: str, input: Any) -> list[dict[str, Any]]:
             "stream_mode": list(_V3_STREAM_MODES),
             "stream_subgraphs": True,
             "if_not_exists": "create",
+            # Stored and read from its first event: a stream joined live misses what
+            # came before, and behind replicas the run may be on another server.
+            "stream_resumable": True,
         }
         run = http.post(f"/threads/{thread_id}/runs", json=body).json()
         events = []
-        with http.stream("GET", f"/threads/{thread_id}/runs/{run['run_id']}/stream") as stream:
+        path = f"/threads/{thread_id}/runs/{run['run_id']}/stream"
+        with http.stream("GET", path, headers={"Last-Event-ID": FROM_START}) as stream:
             for line in stream.iter_lines():
                 if line.startswith("data:"):
                     data = json.loads(line[5:])

@@ -4,8 +4,9 @@
 answers the shells: the runs API for REST requests, and for every
 ``OpenStream`` the run's per-run stream. It models the run as it progresses:
 ``produced`` frames of the run exist (the store holds every tagged one of
-them). A connection first replays the stored frames whose id compares ``>``
-its ``Last-Event-ID`` as a string (all of them for ``"-1"``), then serves the
+them). A connection first replays the stored frames whose id sorts after its
+``Last-Event-ID`` as Redis sorts stream ids (all of them for ``FROM_START``;
+none for an id that is no stream id, which Redis refuses), then serves the
 frames the run produces while it is open, live; when the run has produced
 everything, the body ends, so a finished run's replay closes right away.
 Frames without an id are never stored, so only a live connection gets them.
@@ -32,6 +33,7 @@ import httpx
 
 from remote_graph._core.actions import Broken, OpenStream, Receive, Request, Response, Sleep, Timeouts
 from remote_graph._core.commands import RunOptions, StartPlan
+from remote_graph._core.cursor import FROM_START, id_after, stream_order
 from remote_graph._core.run import RunDriver
 from remote_graph._core.state import RunStatus
 
@@ -139,8 +141,8 @@ def through(frames: Sequence[Frame], count: int) -> int:
 
 def before_newest(frames: Sequence[Frame]) -> str:
     """Where a client that has every frame resumes: the id before the newest."""
-    ids = sorted({f.id for f in frames if f.id is not None})
-    return ids[-2] if len(ids) > 1 else "-1"
+    ids = sorted({f.id for f in frames if f.id is not None}, key=stream_order)
+    return ids[-2] if len(ids) > 1 else FROM_START
 
 
 # --- the server -------------------------------------------------------------------------
@@ -273,7 +275,8 @@ class FakeServer:
         return [
             i
             for i, f in enumerate(self.frames[: self.produced])
-            if f.id is not None and (last_event_id == "-1" or f.id > last_event_id)
+            # Redis refuses a Last-Event-ID that is no stream id: that replay comes back empty.
+            if f.id is not None and stream_order(last_event_id)[0] >= 0 and id_after(f.id, last_event_id)
         ]
 
     def answer(self, action: Any) -> Any:
@@ -323,7 +326,7 @@ class FakeServer:
             return conn.answer
         self.touched_before = self.touched
         # The start's stream subscribes before the run exists: nothing to replay.
-        indices = [] if starting else self.replay(action.last_event_id or "-1")
+        indices = [] if starting else self.replay(action.last_event_id or FROM_START)
         if starting:
             self.produced = 0
         stop = len(self.frames) if conn.live is None else min(len(self.frames), self.produced + conn.live)

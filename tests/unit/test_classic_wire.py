@@ -19,6 +19,7 @@ from langgraph.types import Interrupt
 from remote_graph._core.actions import Broken, Request, Response
 from remote_graph._core.classic import CallView, ChunkReader
 from remote_graph._core.classic_wire import ClassicWire
+from remote_graph._core.cursor import FROM_START
 from remote_graph._core.schema import GraphSchemas
 from remote_graph._core.state import RunStatus
 from remote_graph.errors import RemoteProtocolError, RemoteRunError
@@ -236,7 +237,7 @@ def test_a_run_whose_start_answer_was_lost_is_followed_from_its_first_chunk_once
     driver, out = run(server, wire=wire())
     assert out.error is None and driver.status is RunStatus.COMPLETED
     assert chunks_of(out.parts) == chunks
-    assert server.opened[1].last_event_id == "-1"
+    assert server.opened[1].last_event_id == FROM_START
     assert len(server.served[0]) - len(set(server.served[0])) == 2
 
 

@@ -3,7 +3,7 @@
 The cursor only says where a lost stream resumes; the driver drops the frames
 a replay repeats by their protocol ``seq``. The simulated server follows the
 real one's replay rule: on a new connection it sends the stored frames after
-the last one carrying the ``Last-Event-ID`` (every stored frame for ``"-1"``),
+the last one carrying the ``Last-Event-ID`` (every stored frame for ``FROM_START``),
 then goes on live. "After" is the server's own order: the ids are opaque to the
 client, and each id shape below (the in-memory runtime's, a Redis-backed
 server's, aegra's, random tokens) is followed the same way. Frames without an id cannot be addressed by a
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from remote_graph._core.cursor import FROM_START, ResumeCursor
+from remote_graph._core.cursor import FROM_START, ResumeCursor, id_after, stream_order
 
 Stored = Sequence[tuple[str | None, str]]  # (frame id, payload) in production order
 
@@ -61,7 +61,7 @@ def position(stored: Stored, last_event_id: str) -> int:
 
 
 def resume_point(ids: Sequence[str | None]) -> str:
-    """The oracle: the newest id before the newest one received, ``"-1"`` until there are two."""
+    """The oracle: the newest id before the newest one received, ``FROM_START`` until there are two."""
     distinct = list(dict.fromkeys(i for i in ids if i is not None))
     return distinct[-2] if len(distinct) >= 2 else FROM_START
 
@@ -254,3 +254,26 @@ def test_a_connection_that_breaks_again_while_replaying_keeps_the_resume_point()
     for frame_id in (B, B, B, C):  # b1 b2 b3 again and new, then c1
         cursor.observe(frame_id)
     assert cursor.last_event_id == B
+
+
+# --- the order a join's first frame is checked by ---------------------------------------------
+
+
+def test_redis_stream_ids_sort_by_their_numbers_and_after_the_start() -> None:
+    # As strings "-10" would sort before "-9"; Redis compares the numbers.
+    assert id_after("1796018881840-10", "1796018881840-9") and not id_after("1796018881840-9", "1796018881840-10")
+    assert id_after("1796018881841-0", "1796018881840-99")
+    assert id_after("1796018881840-0", FROM_START) and not id_after(FROM_START, FROM_START)
+
+
+def test_in_memory_ids_keep_their_order_and_every_id_sorts_after_the_start() -> None:
+    # The in-memory runtime compares ids as strings; its ids (13-digit ms, "-0") sort the same by number.
+    ids = [f"17960188818{n:02d}-0" for n in range(0, 100, 7)]
+    assert sorted(ids) == sorted(ids, key=stream_order)
+    for frame_id in ids:
+        assert id_after(frame_id, FROM_START) and frame_id > FROM_START
+
+
+def test_ids_that_are_not_stream_ids_sort_as_text_before_stream_ids() -> None:
+    assert id_after("b", "a") and not id_after("a", "b") and not id_after("a", "a")
+    assert id_after("1796018881840-0", "zz") and not id_after("1-x", "1-0")

@@ -15,6 +15,7 @@ import pytest
 from remote_graph._core.actions import Broken, Request, Response
 from remote_graph._core.classic import CallView, ChunkReader
 from remote_graph._core.classic_wire import ClassicWire
+from remote_graph._core.cursor import FROM_START
 from remote_graph._core.join import JoinFrom, RunCursor, refusal
 from remote_graph._core.replay import RepeatFilter
 from remote_graph._core.run import RunDriver
@@ -163,7 +164,7 @@ def test_a_join_of_a_finished_run_replays_it_and_ends() -> None:
     out = drive(driver, server)
     assert out.error is None and out.parts == whole(frames, "v3")
     assert driver.status is RunStatus.COMPLETED
-    assert server.trail()[:2] == [LOOK_UP, ("open", "-1")] and START not in server.trail()
+    assert server.trail()[:2] == [LOOK_UP, ("open", FROM_START)] and START not in server.trail()
 
 
 @pytest.mark.parametrize("kind", ["v3", "classic"])
@@ -181,7 +182,7 @@ def test_a_cursor_survives_its_string_and_names_its_run() -> None:
     cursor = RunCursor("run-1", "17-0", "18-0", seq=7)
     text = cursor.encode()
     assert text.startswith("rg1.") and RunCursor.decode(text) == cursor and cursor.kind == "v3"
-    classic = RunCursor("run-1", "-1", "18-0", count=3)
+    classic = RunCursor("run-1", FROM_START, "18-0", count=3)
     assert RunCursor.decode(classic.encode()) == classic and classic.kind == "classic"
 
 

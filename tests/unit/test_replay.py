@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from remote_graph._core.cursor import ResumeCursor
+from remote_graph._core.cursor import FROM_START, ResumeCursor
 from remote_graph._core.replay import RepeatFilter
 
 
@@ -76,7 +76,7 @@ SHAPES = ["ms", "aegra", "opaque"]
 
 
 def replay(store: list[F], last_event_id: str) -> list[F]:
-    if last_event_id == "-1":
+    if last_event_id == FROM_START:
         return list(store)
     at = [i for i, f in enumerate(store) if f.id == last_event_id]
     return store[at[-1] + 1 :] if at else list(store)

@@ -19,6 +19,7 @@ from langgraph.types import Command, Interrupt
 
 from remote_graph._core.actions import Broken, Request, Response, Timeouts
 from remote_graph._core.convert import WireConverter
+from remote_graph._core.cursor import FROM_START
 from remote_graph._core.schema import GraphSchemas
 from remote_graph._core.sse import SSEDecoder
 from remote_graph._core.state import RunStatus
@@ -242,7 +243,7 @@ def test_a_run_that_failed_without_an_error_event_reads_its_error_from_the_state
     assert type(out.error).__name__ == "Boom" and str(out.error) == "kaboom from node"
     assert driver.status is RunStatus.FAILED
     # The record says error; the confirming connection brings nothing new, then the state is read.
-    assert server.trail() == [START, VERDICT, ("open", "-1"), ("GET", f"{THREAD}/state")]
+    assert server.trail() == [START, VERDICT, ("open", FROM_START), ("GET", f"{THREAD}/state")]
 
 
 def test_a_deleted_run_was_cancelled() -> None:
@@ -563,7 +564,7 @@ def test_a_cut_between_cr_and_lf_at_a_frame_end() -> None:
     _, out = run(server)
     assert out.parts == reference_parts(frames)
     # The frame was whole at its first CR; the resume point is still before its millisecond.
-    assert server.opened[1].last_event_id == "-1"
+    assert server.opened[1].last_event_id == FROM_START
 
 
 def test_the_resume_point_and_the_replay_with_repeated_ids() -> None:
@@ -654,7 +655,7 @@ def test_interrupts_a_confirming_connection_brings_make_the_run_interrupted() ->
     assert out.error is None and driver.status is RunStatus.INTERRUPTED
     assert driver.interrupts == [Interrupt(value={"question": "approve?"}, id="b8fe")]
     assert out.parts == reference_parts(frames, interrupted=True)
-    assert server.trail() == [START, VERDICT, ("open", "-1"), ("open", frames[0].id)]
+    assert server.trail() == [START, VERDICT, ("open", FROM_START), ("open", frames[0].id)]
     assert server.told == ["success"]
 
 
@@ -728,9 +729,9 @@ def test_a_gateway_error_opening_the_stream_is_retried_with_backoff(status: int)
     assert server.slept == pytest.approx([0.05, 0.1, 0.2, 0.05, 0.1])
     assert [o.last_event_id for o in server.opened] == [
         None,
-        "-1",
-        "-1",
-        "-1",
+        FROM_START,
+        FROM_START,
+        FROM_START,
         frames[0].id,
         frames[0].id,
         frames[-2].id,
@@ -903,7 +904,7 @@ def test_a_start_whose_answer_is_lost_follows_the_run_it_started_from_its_first_
     driver, out = run(server)
     assert out.error is None, out.error
     assert out.parts == reference_parts(frames) and driver.status is RunStatus.COMPLETED
-    assert driver.run_id == RID and server.opened[1].last_event_id == "-1"  # replayed from its first event
+    assert driver.run_id == RID and server.opened[1].last_event_id == FROM_START  # replayed from its first event
 
 
 @pytest.mark.parametrize(

@@ -15,10 +15,33 @@ repeats one frame.
 
 from __future__ import annotations
 
+import re
+
 from remote_graph._core.event_ids import IdAge, SeenIds
 
-# Replay from the run's first frame: the servers take an id they never sent as "before everything".
-FROM_START = "-1"
+# Replay from the run's first frame: an id no server sent, which sorts before every id
+# both as text (the in-memory runtime) and as a Redis stream id (a Redis-backed server,
+# which refuses ``-1``: "Invalid stream ID", and replays nothing from it).
+FROM_START = "0-0"
+
+_STREAM_ID = re.compile(r"(\d+)-(\d+)", re.ASCII)
+
+
+def stream_order(frame_id: str) -> tuple[int, int, str]:
+    """The key that sorts frame ids as the servers do: a Redis stream id
+    (``<ms>-<seq>``) by its numbers (``<ms>-10`` after ``<ms>-9``; the in-memory
+    runtime's ``<ms>-0`` ids sort the same way as text), any other id by its text,
+    before them. Only a join's first frame is checked this way; repeats and
+    resumes never compare ids (``event_ids``)."""
+    match = _STREAM_ID.fullmatch(frame_id)
+    if match is None:
+        return -1, -1, frame_id
+    return int(match[1]), int(match[2]), ""
+
+
+def id_after(frame_id: str, other: str) -> bool:
+    """Whether ``frame_id`` comes strictly after ``other`` in the stream (``stream_order``)."""
+    return stream_order(frame_id) > stream_order(other)
 
 
 class ResumeCursor:

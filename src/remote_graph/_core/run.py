@@ -58,7 +58,7 @@ from langgraph.types import Interrupt
 
 from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response, Sleep, Timeouts
 from remote_graph._core.commands import StartPlan
-from remote_graph._core.cursor import FROM_START, ResumeCursor
+from remote_graph._core.cursor import FROM_START, ResumeCursor, id_after
 from remote_graph._core.failure import answer_error, failure_from_state
 from remote_graph._core.join import JoinFrom, RunCursor, graph_of, refusal
 from remote_graph._core.limits import Limits
@@ -592,7 +592,7 @@ class RunDriver:
         anchor = self._anchor
         self._anchor = None
         # A full replay (``cursor``) starts before the cursor's event: the wire drops what came before.
-        if anchor == "" and event == "metadata" or anchor and frame_id is not None and frame_id <= anchor:
+        if anchor == "" and event == "metadata" or anchor and frame_id is not None and not id_after(frame_id, anchor):
             return
         self._events_gone("its stream no longer begins where the join asked")
 
