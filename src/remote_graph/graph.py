@@ -244,11 +244,14 @@ class RemoteGraph(_UpstreamRemoteGraph):
         update = dict(update)
         client_changes = {key: update.pop(key) for key in ("client", "sync_client") if key in update}
         attrs = {key: value for key, value in {**self.__dict__, **update}.items() if not key.startswith("_")}
-        # The same server, so the copy is valid as built; its clients are then this graph's.
+        # The same server, so the copy is valid as built; its clients are then set below.
+        # A graph built from ``url`` hands over the sync client it built rather than the
+        # url: building one costs tens of milliseconds, and the copy would drop it.
         server = self._clients.settings
-        copy = self.__class__(
-            attrs.pop("assistant_id"), url=server.url, client=server.client, sync_client=server.sync_client, **attrs
-        )
+        given: dict[str, Any] = {"client": server.client, "sync_client": server.sync_client}
+        if server.url is not None and server.client is None and server.sync_client is None:
+            given["sync_client"] = self._clients.sync_client()
+        copy = self.__class__(attrs.pop("assistant_id"), **given, **attrs)
         if client_changes or copy.timeouts != self.timeouts:
             copy._clients = self._clients.derive(timeouts=copy.timeouts, **client_changes)
         else:
