@@ -704,16 +704,22 @@ def test_a_run_that_ends_between_a_quiet_confirming_close_and_the_verdict_loses_
     ]
 
 
-def test_a_broken_run_record_read_is_retried() -> None:
+@pytest.mark.parametrize(
+    "first",
+    [Broken(httpx.ReadError("reset")), Response(500, {"detail": "shutting down"})],
+    ids=["broken", "5xx"],
+)
+def test_a_run_record_read_that_fails_is_read_again(first: Answer) -> None:
     frames = completed_run()
-    record: list[Answer] = [Broken(httpx.ReadError("reset")), Response(200, {"status": "success"})]
+    record: list[Answer] = [first, Response(200, {"status": "success"})]
     server = FakeServer(frames, rest={("GET", RUN): record})
     driver, out = run(server)
     assert out.error is None and driver.status is RunStatus.COMPLETED
     assert out.parts == reference_parts(frames)
-    # The record read breaks: back off, reopen; the next close reads it again.
+    # The record read fails: back off, reopen; the next close reads it again.
     last = frames[-2].id
     assert server.trail() == [START, VERDICT, ("sleep", 0.05), ("open", last), VERDICT, ("open", last)]
+    assert cleanup(driver, server) == []
 
 
 @pytest.mark.parametrize("status", [502, 503, 504])
@@ -750,18 +756,6 @@ def test_a_replica_shutting_down_is_a_reason_to_reconnect_not_a_verdict(status: 
     assert out.parts == reference_parts(frames)
     assert server.slept == pytest.approx([0.05, 0.1, 0.2])
     # Nothing to cancel: the run was fine all along.
-    assert cleanup(driver, server) == []
-
-
-def test_a_run_record_answered_with_a_5xx_is_read_again() -> None:
-    frames = completed_run()
-    record: list[Answer] = [Response(500, {"detail": "shutting down"}), Response(200, {"status": "success"})]
-    server = FakeServer(frames, rest={("GET", RUN): record})
-    driver, out = run(server)
-    assert out.error is None and driver.status is RunStatus.COMPLETED
-    assert out.parts == reference_parts(frames)
-    last = frames[-2].id
-    assert server.trail() == [START, VERDICT, ("sleep", 0.05), ("open", last), VERDICT, ("open", last)]
     assert cleanup(driver, server) == []
 
 
