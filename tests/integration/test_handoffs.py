@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import handoff
 import pytest
 from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph_swarm import create_swarm
@@ -52,8 +53,10 @@ def network(lane: Lane, *, called: bool = False, name: str = "handoff") -> Any:
     def call(state: EntriesState) -> Any:
         return sub.invoke({"entries": state["entries"]})
 
-    async def acall(state: EntriesState) -> Any:
-        return await sub.ainvoke({"entries": state["entries"]})
+    async def acall(state: EntriesState, config: RunnableConfig) -> Any:
+        # Before Python 3.11 asyncio tasks do not carry the node's context, so a child
+        # invoked without its config does not know its parent, local or remote.
+        return await sub.ainvoke({"entries": state["entries"]}, config)
 
     g = StateGraph(EntriesState)
     g.add_node("start", lambda state: {"entries": ["start"]})
