@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from functools import partial
+from typing import Any, Literal, cast
 
 from langchain_core.runnables import RunnableConfig
 
@@ -228,10 +229,8 @@ class AsyncRunChunks(_Chunks, AsyncIterator[Any]):
 
 # --- what RemoteGraph's methods delegate to -----------------------------------------------
 #
-# Each function and its async variant take the arguments of the RemoteGraph method
-# that calls it, a signature sync and async syntax spell twice (as they do for the
-# methods themselves); their bodies share what is checked and planned (``_starting``,
-# ``_planned``, ``_reading``, ``_listing``) and differ only by the shell that moves the
+# Each function and its async variant share what is checked and planned (``starting``,
+# ``JoinCall``, ``_reading``, ``_listing``) and differ only by the shell that moves the
 # bytes and the sync or async objects handed back.
 
 
@@ -259,7 +258,7 @@ class _Start:
         )
 
 
-def _starting(
+def starting(
     deployment: Deployment,
     input: Any,
     config: RunnableConfig | None,
@@ -298,29 +297,15 @@ def _starting(
     return _Start(call.driver, call.headers, name, "classic", stream_mode, subgraphs)
 
 
-def start(
-    deployment: Deployment,
-    input: Any,
-    config: RunnableConfig | None,
-    stream_mode: str | Sequence[str] | None,
-    subgraphs: bool,
-    kwargs: dict[str, Any],
-) -> RunHandle:
-    started = _starting(deployment, input, config, stream_mode, subgraphs, kwargs, "start()")
+def start(deployment: Deployment, started: _Start) -> RunHandle:
+    """Send a detached start built by ``starting``: the run is created, not followed."""
     for _ in deployment.sync_source(started.driver, started.headers):  # a detached start yields no part
         pass
     return RunHandle(started.run(deployment), RunStatus.RUNNING, "pending")
 
 
-async def astart(
-    deployment: Deployment,
-    input: Any,
-    config: RunnableConfig | None,
-    stream_mode: str | Sequence[str] | None,
-    subgraphs: bool,
-    kwargs: dict[str, Any],
-) -> AsyncRunHandle:
-    started = _starting(deployment, input, config, stream_mode, subgraphs, kwargs, "astart()")
+async def astart(deployment: Deployment, started: _Start) -> AsyncRunHandle:
+    """Async variant of ``start``."""
     async for _ in deployment.async_source(started.driver, started.headers):  # a detached start yields no part
         pass
     return AsyncRunHandle(started.run(deployment), RunStatus.RUNNING, "pending")
@@ -418,27 +403,27 @@ class JoinCall:
         else:
             self._planned = _v3_driver(deployment, run_id, thread_id, after)
 
-    # ``run_stream`` and ``async_run_stream`` differ in the classes and the shell
-    # they build, as sync and async run streams must; the plan is made once, above.
     def run_stream(self) -> RemoteGraphRunStream | RunChunks:
         """The sync run stream (or chunks), on the sync client."""
-        if isinstance(self._planned, ClassicCall):
-            return RunChunks(self._planned, thread_name(self._thread_id))
-        driver, name = self._planned
-        source = self._deployment.sync_source(driver, self._deployment.run_headers(RunOptions()))
-        mux = self._deployment.mux(self._transformers, is_async=False)
-        with _quiet():
-            return RemoteGraphRunStream(source, mux, driver, thread_id=name)
+        return cast("RemoteGraphRunStream | RunChunks", self._build(is_async=False))
 
     def async_run_stream(self) -> AsyncRemoteGraphRunStream | AsyncRunChunks:
         """The async run stream (or chunks), on the running loop's client."""
+        return cast("AsyncRemoteGraphRunStream | AsyncRunChunks", self._build(is_async=True))
+
+    def _build(self, *, is_async: bool) -> object:
         if isinstance(self._planned, ClassicCall):
-            return AsyncRunChunks(self._planned, thread_name(self._thread_id))
+            chunks = AsyncRunChunks if is_async else RunChunks
+            return chunks(self._planned, thread_name(self._thread_id))
         driver, name = self._planned
-        source = self._deployment.async_source(driver, self._deployment.run_headers(RunOptions()))
-        mux = self._deployment.mux(self._transformers, is_async=True)
+        deployment, headers = self._deployment, self._deployment.run_headers(RunOptions())
+        stream: Callable[..., object]
+        if is_async:
+            stream = partial(AsyncRemoteGraphRunStream, deployment.async_source(driver, headers))
+        else:
+            stream = partial(RemoteGraphRunStream, deployment.sync_source(driver, headers))
         with _quiet():
-            return AsyncRemoteGraphRunStream(source, mux, driver, thread_id=name)
+            return stream(deployment.mux(self._transformers, is_async=is_async), driver, thread_id=name)
 
 
 def join_call(

@@ -24,7 +24,18 @@ import enum
 from typing import Any
 
 
-class RunStatus(str, enum.Enum):
+class _Named(str, enum.Enum):
+    """An enum whose values are its members' names in lower case, and print as them."""
+
+    @staticmethod
+    def _generate_next_value_(name: str, start: int, count: int, last_values: list[Any]) -> str:
+        return name.lower()
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class RunStatus(_Named):
     """Where a remote run stands, as far as the client knows."""
 
     PENDING = "pending"
@@ -39,9 +50,6 @@ class RunStatus(str, enum.Enum):
     """The server refused the start, the run raised, or it could not be followed."""
     CANCELLED = "cancelled"
     """The run was cancelled (by ``abort()``, a multitask strategy or the server) before it ended."""
-
-    def __str__(self) -> str:
-        return self.value
 
 
 TERMINAL = frozenset({RunStatus.COMPLETED, RunStatus.INTERRUPTED, RunStatus.FAILED, RunStatus.CANCELLED})
@@ -128,74 +136,67 @@ def status_from_server(run: Any, *, raised_interrupts: bool) -> RunStatus | None
 # only starts the run) leaves once the run's stream opened: READING ──detached──► DONE.
 
 
-# ``RunStatus``, ``Phase`` and ``Signal`` share a shape (a documented member per
-# line pair), not a meaning: each is its own enum, and the table below ties them.
-
-
-class Phase(str, enum.Enum):
+class Phase(_Named):
     """Where the driver stands in following a run's stream."""
 
-    LOOKING_UP = "looking_up"
+    LOOKING_UP = enum.auto()
     """Joining a run started elsewhere: reading its record to check it is the run asked for."""
-    OPENING = "opening"
+    OPENING = enum.auto()
     """Opening the run's stream (again), after the last frame delivered."""
-    READING = "reading"
+    READING = enum.auto()
     """Reading frames off an open stream."""
-    CHECKING = "checking"
+    CHECKING = enum.auto()
     """The stream closed cleanly: reading the run's record to learn whether it really ended."""
-    CONFIRMING = "confirming"
+    CONFIRMING = enum.auto()
     """The record says the run is over: a reopened stream delivers whatever the closed one missed."""
-    BACKING_OFF = "backing_off"
+    BACKING_OFF = enum.auto()
     """The stream was lost: waiting before the next attempt, or giving up once the budget is spent."""
-    FAILING = "failing"
+    FAILING = enum.auto()
     """The stream carried an error frame: learning the exception the run failed with."""
-    ENDING = "ending"
+    ENDING = enum.auto()
     """Every frame has arrived: ending the run with the server's verdict."""
-    DONE = "done"
+    DONE = enum.auto()
     """Nothing more to read."""
 
-    def __str__(self) -> str:
-        return self.value
 
+class Signal(_Named):
+    """What moves the driver from one ``Phase`` to the next.
 
-class Signal(str, enum.Enum):
-    """What moves the driver from one ``Phase`` to the next."""
+    Attributes:
+        OPENED: The stream opened, before the run's verdict is known.
+        OPENED_AFTER_VERDICT: The stream opened again after the record said the run is over.
+        LOST: The transport failed, or the server answered with a status worth another try.
+        REFUSED: The server refused the stream for good (an error status, not an event stream).
+        CLOSED: The stream ended cleanly, before the verdict is known.
+        CLOSED_WITH_NEWS: A confirming stream ended cleanly after delivering something new.
+        CLOSED_NO_NEWS: A confirming stream ended cleanly with nothing new: every frame has arrived.
+        ERROR_FRAME: The stream carried the run's error.
+        RUNNING: The record says the run still runs, and the closed stream had brought news.
+        RUNNING_NO_NEWS: The record says the run still runs, and the closed stream brought nothing new.
+        OVER: The record says the run is over (or it was deleted).
+        RETRY: The backoff's wait is over.
+        GIVE_UP: The reconnect budget is spent.
+        ENDED: How the run ended is recorded: the server's verdict, its failure, or its deletion.
+        FOUND: The joined run's record names a run this join can follow.
+        DETACHED: The run was started without following: its stream is left at once; the run goes on.
+    """
 
-    OPENED = "opened"
-    """The stream opened, before the run's verdict is known."""
-    OPENED_AFTER_VERDICT = "opened_after_verdict"
-    """The stream opened again after the record said the run is over."""
-    LOST = "lost"
-    """The transport failed, or the server answered with a status worth another try."""
-    REFUSED = "refused"
-    """The server refused the stream for good (an error status, not an event stream)."""
-    CLOSED = "closed"
-    """The stream ended cleanly, before the verdict is known."""
-    CLOSED_WITH_NEWS = "closed_with_news"
-    """A confirming stream ended cleanly after delivering something new."""
-    CLOSED_NO_NEWS = "closed_no_news"
-    """A confirming stream ended cleanly with nothing new: every frame has arrived."""
-    ERROR_FRAME = "error_frame"
-    """The stream carried the run's error."""
-    RUNNING = "running"
-    """The record says the run still runs, and the closed stream had brought news."""
-    RUNNING_NO_NEWS = "running_no_news"
-    """The record says the run still runs, and the closed stream brought nothing new."""
-    OVER = "over"
-    """The record says the run is over (or it was deleted)."""
-    RETRY = "retry"
-    """The backoff's wait is over."""
-    GIVE_UP = "give_up"
-    """The reconnect budget is spent."""
-    ENDED = "ended"
-    """How the run ended is recorded: the server's verdict, its failure, or its deletion."""
-    FOUND = "found"
-    """The joined run's record names a run this join can follow."""
-    DETACHED = "detached"
-    """The run was started without following: its stream is left at once; the run goes on."""
-
-    def __str__(self) -> str:
-        return self.value
+    OPENED = enum.auto()
+    OPENED_AFTER_VERDICT = enum.auto()
+    LOST = enum.auto()
+    REFUSED = enum.auto()
+    CLOSED = enum.auto()
+    CLOSED_WITH_NEWS = enum.auto()
+    CLOSED_NO_NEWS = enum.auto()
+    ERROR_FRAME = enum.auto()
+    RUNNING = enum.auto()
+    RUNNING_NO_NEWS = enum.auto()
+    OVER = enum.auto()
+    RETRY = enum.auto()
+    GIVE_UP = enum.auto()
+    ENDED = enum.auto()
+    FOUND = enum.auto()
+    DETACHED = enum.auto()
 
 
 FOLLOW: dict[Phase, dict[Signal, Phase]] = {
