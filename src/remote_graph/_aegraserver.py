@@ -11,25 +11,14 @@ what to install.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import socket
 import subprocess
-import tempfile
-import time
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
-from remote_graph._devserver import _read_config, _server_python, _stage_project
-from remote_graph._serverbase import LogFile, ServerBase, exit_reason, free_port, spawn_logged, tail
+from remote_graph._backing import BackingStores
+from remote_graph._project import ProjectServer, interpreter
+from remote_graph._serverbase import exit_reason, spawn_logged, stop_process_group
 
 ENV_AEGRA_PYTHON = "REMOTE_GRAPH_AEGRA_PYTHON"
-LOG_NAME = "server.log"
-# Debian and Ubuntu keep Postgres's server programs off PATH, one directory per major version.
-_PG_LIBDIRS = Path("/usr/lib/postgresql")
-# Postgres and Redis start in well under a second; a bound for a loaded machine.
-_PART_START_TIMEOUT = 30.0
 _STOP_TIMEOUT = 10.0
 
 
@@ -46,66 +35,14 @@ def _aegra_command(python: str | os.PathLike[str] | None) -> list[str]:
             f"${ENV_AEGRA_PYTHON} or --remote-graph-aegra-python, e.g. after "
             "`python3.12 -m venv .venv-aegra && .venv-aegra/bin/pip install aegra-cli`"
         )
-    interpreter = _server_python(given)
-    aegra = interpreter.with_name("aegra")
+    python_path = interpreter(given)
+    aegra = python_path.with_name("aegra")
     if not aegra.exists():
-        raise RuntimeError(f"{interpreter} has no aegra command: install it there with `pip install aegra-cli`")
+        raise RuntimeError(f"{python_path} has no aegra command: install it there with `pip install aegra-cli`")
     return [str(aegra)]
 
 
-def _postgres_bin() -> Path:
-    """The directory holding ``initdb`` and ``postgres``.
-
-    Raises:
-        RuntimeError: If Postgres's server programs are not installed.
-    """
-    found = shutil.which("initdb")
-    if found is not None:
-        return Path(found).parent
-    versions = sorted(
-        (d for d in _PG_LIBDIRS.glob("*/bin") if (d / "initdb").exists() and d.parent.name.isdigit()),
-        key=lambda d: int(d.parent.name),
-    )
-    if versions:
-        return versions[-1]
-    raise RuntimeError(
-        "aegra needs Postgres: initdb and postgres were found neither on PATH nor under "
-        f"{_PG_LIBDIRS}/<version>/bin (install Postgres's server, e.g. the postgresql package)"
-    )
-
-
-def _redis_server() -> str:
-    found = shutil.which("redis-server")
-    if found is None:
-        raise RuntimeError("aegra's broker needs Redis: redis-server is not on PATH (install redis-server)")
-    return found
-
-
-def _postgres_user() -> dict[str, Any]:
-    """How to run Postgres's programs: as the ``postgres`` user when this is root (they refuse root)."""
-    if os.geteuid() != 0:
-        return {}
-    try:
-        import pwd  # noqa: PLC0415 - POSIX only, like the rest of this module
-
-        entry = pwd.getpwnam("postgres")
-    except KeyError:
-        raise RuntimeError(
-            "Postgres refuses to run as root and there is no postgres user to run it as "
-            "(the postgresql package makes one)"
-        ) from None
-    return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
-
-
-def _accepts(port: int, host: str = "127.0.0.1") -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=1.0):
-            return True
-    except OSError:
-        return False
-
-
-class AegraServer(ServerBase):
+class AegraServer(ProjectServer):
     """An aegra server serving the graphs named in a ``langgraph.json``.
 
     aegra (``aegra-cli``, Apache-2.0) is an Agent Protocol server on Postgres
@@ -126,6 +63,9 @@ class AegraServer(ServerBase):
             migrations first).
         env: Extra environment variables for ``aegra serve``.
         n_jobs_per_worker: Runs the server executes at once.
+        postgres_bin: The directory holding ``initdb`` and ``postgres``; found on
+            ``PATH`` or in ``/usr/lib/postgresql/<version>/bin`` when omitted.
+        redis_server: The ``redis-server`` executable; found on ``PATH`` when omitted.
         keep_data: Leave the data directory (database, log) in place on ``stop()``.
 
     Raises:
@@ -145,30 +85,23 @@ class AegraServer(ServerBase):
         startup_timeout: float = 120.0,
         env: dict[str, str] | None = None,
         n_jobs_per_worker: int = 32,
+        postgres_bin: str | os.PathLike[str] | None = None,
+        redis_server: str | os.PathLike[str] | None = None,
         keep_data: bool = False,
     ) -> None:
-        self.config = Path(config).resolve()
-        self._parsed = _read_config(self.config)
+        super().__init__(config, host, port, startup_timeout, env, n_jobs_per_worker, keep_data)
         self._aegra = _aegra_command(python)
-        self._pg_bin = _postgres_bin()
-        self._redis = _redis_server()
-        if n_jobs_per_worker < 1:
-            raise ValueError(f"n_jobs_per_worker must be at least 1, got {n_jobs_per_worker}")
-        self.n_jobs_per_worker = n_jobs_per_worker
-        self.host = host
-        self.port = port or free_port(host)
-        self.startup_timeout = startup_timeout
-        self._env = env or {}
-        self.keep_data = keep_data
-        self.data_dir: Path | None = None
-        """The server's data directory, from ``start()`` on; gone after ``stop()`` unless ``keep_data``."""
-        # Started processes, in start order (stopped in reverse), by name.
-        self._processes: list[tuple[str, subprocess.Popen[bytes], signal.Signals]] = []
+        self.stores = BackingStores(
+            host=host, postgres_bin=postgres_bin, redis_server=redis_server, max_connections=200
+        )
+        """aegra's Postgres and Redis."""
+        self._aegra_process: subprocess.Popen[bytes] | None = None
 
     @property
-    def url(self) -> str:
-        """Base URL of the server."""
-        return f"http://{self.host}:{self.port}"
+    def pids(self) -> list[int]:
+        """The PIDs of the processes running now: Postgres's, Redis's, then aegra's."""
+        aegra = [] if self._aegra_process is None else [self._aegra_process.pid]
+        return self.stores.pids + aegra
 
     def start(self) -> AegraServer:
         """Start Postgres, Redis and aegra, and wait until aegra answers ``GET /health``.
@@ -177,20 +110,15 @@ class AegraServer(ServerBase):
             RuntimeError: If the server is running already, or a part fails to start.
             TimeoutError: If a part does not answer in time.
         """
-        if self._processes:
-            raise RuntimeError("server already started")
-        self.data_dir = Path(tempfile.mkdtemp(prefix="remote-graph-aegra-"))
-        self._log = LogFile(self.data_dir / LOG_NAME)
         try:
-            pg_port = self._start_postgres(self.data_dir)
-            redis_port = self._start_redis(self.data_dir)
-            project = self.data_dir / self.config.parent.name
-            config = _stage_project(self.config, self._parsed, project)
+            project, config = self._stage("remote-graph-aegra-")
+            assert self.data_dir is not None
+            self.stores.start(self.data_dir)
             env = {
                 **os.environ,
-                "DATABASE_URL": f"postgresql://postgres@127.0.0.1:{pg_port}/postgres",
+                "DATABASE_URL": self.stores.database_uri,
                 "REDIS_BROKER_ENABLED": "true",
-                "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
+                "REDIS_URL": self.stores.redis_uri,
                 "AUTH_TYPE": "noop",
                 "N_JOBS_PER_WORKER": str(self.n_jobs_per_worker),
                 "LANGSMITH_TRACING": "false",
@@ -198,134 +126,23 @@ class AegraServer(ServerBase):
                 **self._env,
             }
             command = [*self._aegra, "serve", "--host", self.host, "--port", str(self.port), "-c", str(config)]
-            self._spawn("aegra", command, env=env, cwd=project, stop_with=signal.SIGTERM)
+            self._aegra_process = spawn_logged(command, self.log_path, cwd=project, env=env)
             self._wait_ready(self.startup_timeout, self._exited, "aegra", path="/health")
         except BaseException:
             self.stop()
             raise
         return self
 
-    def _start_postgres(self, data_dir: Path) -> int:
-        cluster, sockets = data_dir / "pg", data_dir / "pg-socket"
-        sockets.mkdir()
-        as_user = _postgres_user()
-        if as_user:
-            # The cluster's user must reach its directories (mkdtemp makes the parent 0700).
-            for path in (data_dir, sockets):
-                os.chown(path, as_user["user"], as_user["group"])
-        assert self._log is not None
-        with self._log.path.open("ab") as out:
-            made = subprocess.run(
-                **as_user,
-                cwd=data_dir,
-                args=[str(self._pg_bin / "initdb"), "-D", str(cluster), "--auth=trust", "-U", "postgres", "-E", "UTF8"],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                timeout=_PART_START_TIMEOUT * 2,
-                check=False,
-            )
-        if made.returncode != 0:
-            raise RuntimeError(f"initdb exited with code {made.returncode}:\n{tail(self.logs())}")
-        port = free_port()
-        settings = ["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=200"]
-        command = [str(self._pg_bin / "postgres"), "-D", str(cluster), "-p", str(port), "-k", str(sockets), *settings]
-        # SIGINT is Postgres's fast shutdown: clients are disconnected, nothing is waited for.
-        self._spawn("postgres", command, env=dict(os.environ), cwd=data_dir, stop_with=signal.SIGINT, **as_user)
-        isready = self._pg_bin / "pg_isready"
-        self._wait_part(
-            "postgres",
-            lambda: (
-                subprocess.run(
-                    [str(isready), "-q", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres"],
-                    timeout=5,
-                    check=False,
-                ).returncode
-                == 0
-                if isready.exists()
-                else _accepts(port)
-            ),
-        )
-        return port
-
-    def _start_redis(self, data_dir: Path) -> int:
-        port = free_port()
-        command = [self._redis, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no"]
-        command += ["--dir", str(data_dir)]
-        self._spawn("redis", command, env=dict(os.environ), cwd=data_dir, stop_with=signal.SIGTERM)
-        self._wait_part("redis", lambda: _accepts(port))
-        return port
-
-    def _spawn(
-        self,
-        name: str,
-        command: list[str],
-        *,
-        env: dict[str, str],
-        cwd: Path,
-        stop_with: signal.Signals,
-        **as_user: Any,
-    ) -> None:
-        assert self._log is not None
-        process = spawn_logged(command, self._log.path, cwd=cwd, env=env, **as_user)
-        self._processes.append((name, process, stop_with))
-
-    def _wait_part(self, name: str, ready: Callable[[], bool]) -> None:
-        deadline = time.monotonic() + _PART_START_TIMEOUT
-        while time.monotonic() < deadline:
-            reason = self._exited()
-            if reason is not None:
-                raise RuntimeError(f"aegra's {reason}:\n{tail(self.logs())}")
-            if ready():
-                return
-            time.sleep(0.1)
-        raise TimeoutError(f"aegra's {name} did not start within {_PART_START_TIMEOUT}s:\n{tail(self.logs())}")
-
     def _exited(self) -> str | None:
-        for name, process, _ in self._processes:
-            reason = exit_reason(process)
-            if reason is not None:
-                return f"{name} {reason}"
-        return None
+        reason = exit_reason(self._aegra_process)
+        return f"aegra {reason}" if reason is not None else self.stores.exited()
 
     def stop(self, timeout: float = _STOP_TIMEOUT) -> None:
         """Stop aegra, Redis and Postgres (each process group by its PID: the
         polite signal, then SIGKILL after ``timeout``) and remove the data
         directory unless ``keep_data``. Safe to call more than once."""
-        processes, self._processes = self._processes, []
-        for _, process, polite in reversed(processes):
-            _stop_group(process, polite, timeout)
-        if self._log is not None:
-            self._log.keep()
-        if self.data_dir is not None and not self.keep_data:
-            shutil.rmtree(self.data_dir, ignore_errors=True)
-
-
-def _stop_group(process: subprocess.Popen[bytes], polite: signal.Signals, timeout: float) -> None:
-    """Signal the process group led by ``process`` and wait until the whole group is gone
-    (``aegra serve`` exits before its uvicorn child does); SIGKILL it if it lingers."""
-    for sig in (polite, signal.SIGKILL):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            pass
-        deadline = time.monotonic() + timeout
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            continue
-        while time.monotonic() < deadline:
-            if not _group_alive(process.pid):
-                return
-            time.sleep(0.05)
-    process.wait(timeout=timeout)
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # a member is another user's (Postgres's), and alive
-        return True
-    return True
+        aegra, self._aegra_process = self._aegra_process, None
+        if aegra is not None:
+            stop_process_group(aegra, signal.SIGTERM, timeout)
+        self.stores.stop(timeout)
+        self._remove_data()

@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
-from typing import Any
 
-from remote_graph._serverbase import LogFile, ServerBase, exit_reason, free_port, spawn_logged, stop_process_group
+from remote_graph._project import ProjectServer, interpreter
+from remote_graph._serverbase import exit_reason, spawn_logged, stop_process_group
 
 ENV_SERVER_PYTHON = "REMOTE_GRAPH_SERVER_PYTHON"
-# Where langgraph dev's in-memory runtime keeps its data, relative to its working directory.
-DATA_STORE = ".langgraph_api"
-LOG_NAME = "server.log"
 
 
 def _server_python(python: str | os.PathLike[str] | None) -> Path:
@@ -32,69 +26,10 @@ def _server_python(python: str | os.PathLike[str] | None) -> Path:
                 "--remote-graph-python; or use --remote-graph-server=docker or a URL."
             )
         return Path(sys.executable)
-    # Not resolved: a virtualenv's python is a symlink, and its scripts sit beside it.
-    path = Path(given).expanduser().absolute()
-    if path.is_dir():
-        candidates = [path / "bin" / "python", path / "Scripts" / "python.exe"]
-        path = next((c for c in candidates if c.exists()), candidates[0])
-    if not path.is_file():
-        raise FileNotFoundError(f"server python not found: {path} (from {given!r})")
-    return path
+    return interpreter(given)
 
 
-def _outside_paths_absolute(value: Any, base: Path) -> Any:
-    """``value`` (a parsed ``langgraph.json``) with each ``../`` path made absolute."""
-    if isinstance(value, dict):
-        return {key: _outside_paths_absolute(item, base) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_outside_paths_absolute(item, base) for item in value]
-    if isinstance(value, str) and (value == ".." or value.startswith("../")):
-        # normpath keeps a graph spec's ":variable" as it is.
-        return os.path.normpath(os.path.join(base, value))
-    return value
-
-
-def _read_config(config: Path) -> dict[str, Any]:
-    """The parsed ``langgraph.json``.
-
-    Raises:
-        FileNotFoundError: If it does not exist.
-        ValueError: If it is not a JSON object.
-    """
-    if not config.is_file():
-        raise FileNotFoundError(f"langgraph config not found: {config}")
-    try:
-        parsed = json.loads(config.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise ValueError(f"langgraph config {config} is not valid JSON: {exc}") from None
-    if not isinstance(parsed, dict):
-        raise ValueError(f"langgraph config {config} is not a JSON object")
-    return parsed
-
-
-def _stage_project(config: Path, parsed: dict[str, Any], into: Path) -> Path:
-    """Lay out ``config``'s directory in ``into`` for ``langgraph dev`` to run in.
-
-    ``langgraph dev`` resolves the config's relative paths (graphs, dependencies,
-    ``env``) against its working directory and keeps its data in
-    ``.langgraph_api`` there. So it runs in ``into``, which holds a link to each
-    entry of the config's directory except ``.langgraph_api``, and a copy of the
-    config (``parsed``) whose paths outside that directory are absolute. Module
-    names and ``./`` paths stay what they are in the project.
-
-    Returns:
-        The staged config, to pass to ``langgraph dev``.
-    """
-    into.mkdir()
-    for entry in config.parent.iterdir():
-        if entry.name not in (DATA_STORE, config.name):
-            (into / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
-    staged = into / config.name
-    staged.write_text(json.dumps(_outside_paths_absolute(parsed, config.parent), indent=2), encoding="utf-8")
-    return staged
-
-
-class LangGraphDevServer(ServerBase):
+class LangGraphDevServer(ProjectServer):
     """A ``langgraph dev`` server serving the graphs named in a ``langgraph.json``.
 
     The server runs in a fresh data directory (``data_dir``, under the system's
@@ -139,25 +74,9 @@ class LangGraphDevServer(ServerBase):
         python: str | os.PathLike[str] | None = None,
         keep_data: bool = False,
     ) -> None:
-        self.config = Path(config).resolve()
-        self._parsed = _read_config(self.config)
+        super().__init__(config, host, port, startup_timeout, env, n_jobs_per_worker, keep_data)
         self.python = _server_python(python)
-        self.host = host
-        self.port = port or free_port(host)
-        self.startup_timeout = startup_timeout
-        self._env = env or {}
-        if n_jobs_per_worker is not None and n_jobs_per_worker < 1:
-            raise ValueError(f"n_jobs_per_worker must be at least 1, got {n_jobs_per_worker}")
-        self.n_jobs_per_worker = n_jobs_per_worker
-        self.keep_data = keep_data
-        self.data_dir: Path | None = None
-        """The server's data directory, from ``start()`` on; gone after ``stop()`` unless ``keep_data``."""
         self._process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        """Base URL of the server."""
-        return f"http://{self.host}:{self.port}"
 
     def start(self) -> LangGraphDevServer:
         """Start the server in a new data directory and wait until it answers ``GET /ok``.
@@ -166,13 +85,8 @@ class LangGraphDevServer(ServerBase):
             RuntimeError: If the server is running already, or exits before it answers.
             TimeoutError: If it does not answer within ``startup_timeout``.
         """
-        if self._process is not None:
-            raise RuntimeError("server already started")
-        self.data_dir = Path(tempfile.mkdtemp(prefix="remote-graph-server-"))
-        self._log = LogFile(self.data_dir / LOG_NAME)
         try:
-            project = self.data_dir / self.config.parent.name
-            config = _stage_project(self.config, self._parsed, project)
+            project, config = self._stage("remote-graph-server-")
             langgraph = self.python.with_name("langgraph")
             command = [str(langgraph)] if langgraph.exists() else [str(self.python), "-m", "langgraph_cli.cli"]
             command += ["dev", "--no-browser", "--no-reload", "--host", self.host, "--port", str(self.port)]
@@ -182,7 +96,7 @@ class LangGraphDevServer(ServerBase):
             # Plain log lines: they are read as text (a failing test's report shows them).
             quiet = {"LANGGRAPH_NO_BROWSER": "1", "LANGSMITH_TRACING": "false", "LOG_COLOR": "false"}
             env = {**os.environ, **quiet, **self._env}
-            self._process = spawn_logged(command, self._log.path, cwd=project, env=env)
+            self._process = spawn_logged(command, self.log_path, cwd=project, env=env)
             self._wait_ready(self.startup_timeout, self._exited, "langgraph dev")
         except BaseException:
             self.stop()
@@ -198,8 +112,4 @@ class LangGraphDevServer(ServerBase):
         process, self._process = self._process, None
         if process is not None:
             stop_process_group(process, signal.SIGTERM, timeout)
-        if self._log is not None:
-            self._log.keep()
-        if self.data_dir is not None and not self.keep_data:
-            # Links into the project are removed, never followed.
-            shutil.rmtree(self.data_dir, ignore_errors=True)
+        self._remove_data()

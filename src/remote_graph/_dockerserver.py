@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from remote_graph._devserver import LOG_NAME
 from remote_graph._dockerimage import (
     CONTAINER_PORT,
     DEFAULT_BASE_IMAGE,
@@ -22,6 +21,7 @@ from remote_graph._dockerimage import (
     render_dockerfile,
     server_command,
 )
+from remote_graph._project import LOG_NAME
 from remote_graph._serverbase import LogFile, ServerBase, tail
 
 _DOCKERFILE_NAME = ".remote-graph.Dockerfile"

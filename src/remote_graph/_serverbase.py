@@ -107,21 +107,37 @@ def exit_reason(process: subprocess.Popen[bytes] | None) -> str | None:
 
 
 def stop_process_group(process: subprocess.Popen[bytes], sig: signal.Signals, timeout: float) -> None:
-    """Signal the process group ``process`` leads (``sig``), then SIGKILL it after ``timeout``."""
-    if process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, sig)
-    except ProcessLookupError:
-        return
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
+    """Signal the process group ``process`` leads (``sig``) and wait until the whole group
+    is gone, then SIGKILL what lingers after ``timeout``.
+
+    The group, not only its leader: a server's leader may exit before its workers do
+    (``aegra serve`` before its uvicorn child).
+    """
+    for each in (sig, signal.SIGKILL):
         try:
-            os.killpg(process.pid, signal.SIGKILL)
+            os.killpg(process.pid, each)
         except ProcessLookupError:
             pass
-        process.wait(timeout=timeout)
+        deadline = time.monotonic() + timeout
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            continue
+        while time.monotonic() < deadline:
+            if not _group_alive(process.pid):
+                return
+            time.sleep(0.05)
+    process.wait(timeout=timeout)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a member is another user's (Postgres's), and alive
+        return True
+    return True
 
 
 def tail(text: str, limit: int = 8000) -> str:

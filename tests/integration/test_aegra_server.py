@@ -47,7 +47,7 @@ def test_it_serves_a_project_and_leaves_nothing_behind(tmp_path: Path, aegra_pyt
     with server:
         assert server.data_dir is not None and server.data_dir.is_dir()
         data_dir = server.data_dir
-        pids = [process.pid for _, process, _ in server._processes]
+        pids = server.pids
         assert len(pids) == 3  # postgres, redis, aegra
         assert RemoteGraph("doubler", url=server.url).invoke({"x": 21}) == {"x": 42}
     assert [pid for pid in pids if _group_alive(pid)] == []

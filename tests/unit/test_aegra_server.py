@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -18,6 +17,16 @@ def config(tmp_path: Path) -> Path:
     path = tmp_path / "langgraph.json"
     path.write_text(json.dumps({"graphs": {"g": "./g.py:graph"}}))
     return path
+
+
+@pytest.fixture
+def stores(tmp_path: Path) -> dict[str, Path]:
+    """Stand-ins for Postgres's bin directory and ``redis-server``: found, never run."""
+    pg = tmp_path / "pg"
+    pg.mkdir()
+    for name in ("initdb", "postgres", "redis-server"):
+        (pg / name).touch()
+    return {"postgres_bin": pg, "redis_server": pg / "redis-server"}
 
 
 @pytest.fixture
@@ -42,36 +51,22 @@ def test_an_interpreter_without_aegra_cli_is_named(config: Path) -> None:
 
 
 def test_the_environment_names_the_interpreter(
-    config: Path, aegra_python: Path, monkeypatch: pytest.MonkeyPatch
+    config: Path, aegra_python: Path, stores: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(_aegraserver.ENV_AEGRA_PYTHON, str(aegra_python))
-    monkeypatch.setattr(_aegraserver, "_postgres_bin", lambda: Path("/pg/bin"))
-    monkeypatch.setattr(_aegraserver, "_redis_server", lambda: "/redis-server")
-    server = AegraServer(config)
+    server = AegraServer(config, **stores)
     assert server._aegra == [str(aegra_python / "bin" / "aegra")]
+    assert server.pids == []
+    server.stop()  # never started: nothing to stop
 
 
-def test_missing_redis_is_named(config: Path, aegra_python: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_aegraserver, "_postgres_bin", lambda: Path("/pg/bin"))
-    monkeypatch.setattr(shutil, "which", lambda name: None)
-    with pytest.raises(RuntimeError, match=r"redis-server is not on PATH \(install redis-server\)"):
-        AegraServer(config, python=aegra_python)
-
-
-def test_missing_postgres_is_named(config: Path, aegra_python: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(shutil, "which", lambda name: None)
-    monkeypatch.setattr(_aegraserver, "_PG_LIBDIRS", config.parent / "nowhere")
-    with pytest.raises(RuntimeError, match=r"aegra needs Postgres: initdb and postgres were found neither on PATH"):
-        AegraServer(config, python=aegra_python)
-
-
-def test_postgres_is_found_in_the_newest_versioned_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for version in ("9", "15", "13"):
-        (tmp_path / version / "bin").mkdir(parents=True)
-        (tmp_path / version / "bin" / "initdb").write_text("")
-    monkeypatch.setattr(shutil, "which", lambda name: None)
-    monkeypatch.setattr(_aegraserver, "_PG_LIBDIRS", tmp_path)
-    assert _aegraserver._postgres_bin() == tmp_path / "15" / "bin"
+def test_missing_postgres_or_redis_is_named(config: Path, aegra_python: Path, stores: dict[str, Path]) -> None:
+    with pytest.raises(RuntimeError, match=r"redis-server is not found at .*apt-get install redis-server"):
+        AegraServer(
+            config, python=aegra_python, postgres_bin=stores["postgres_bin"], redis_server=config.parent / "no-redis"
+        )
+    with pytest.raises(RuntimeError, match=r"initdb and postgres are not found in .*apt-get install postgresql"):
+        AegraServer(config, python=aegra_python, postgres_bin=config.parent / "nowhere")
 
 
 def test_a_config_that_is_missing_fails_first(tmp_path: Path, aegra_python: Path) -> None:
@@ -79,8 +74,6 @@ def test_a_config_that_is_missing_fails_first(tmp_path: Path, aegra_python: Path
         AegraServer(tmp_path / "nope.json", python=aegra_python)
 
 
-def test_jobs_below_one_are_refused(config: Path, aegra_python: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_aegraserver, "_postgres_bin", lambda: Path("/pg/bin"))
-    monkeypatch.setattr(_aegraserver, "_redis_server", lambda: "/redis-server")
+def test_jobs_below_one_are_refused(config: Path, aegra_python: Path, stores: dict[str, Path]) -> None:
     with pytest.raises(ValueError, match="n_jobs_per_worker must be at least 1, got 0"):
-        AegraServer(config, python=aegra_python, n_jobs_per_worker=0)
+        AegraServer(config, python=aegra_python, n_jobs_per_worker=0, **stores)

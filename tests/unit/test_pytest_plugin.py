@@ -279,7 +279,7 @@ def test_the_log_is_read_by_position_and_kept_after_its_file_is_gone(tmp_path: P
 
 
 def test_the_embedded_server_runs_in_a_copy_of_the_project_without_its_data(tmp_path: Path) -> None:
-    from remote_graph._devserver import _stage_project  # noqa: PLC0415
+    from remote_graph._project import stage_project  # noqa: PLC0415
 
     project = tmp_path / "project"
     (project / "pkg").mkdir(parents=True)
@@ -288,7 +288,7 @@ def test_the_embedded_server_runs_in_a_copy_of_the_project_without_its_data(tmp_
     (tmp_path / "shared").mkdir()
     config = {"dependencies": [".", "../shared"], "graphs": {"g": "./graphs.py:graph", "h": "../shared/h.py:graph"}}
     (project / "langgraph.json").write_text(json.dumps(config))
-    staged = _stage_project(project / "langgraph.json", config, tmp_path / "project-staged")
+    staged = stage_project(project / "langgraph.json", config, tmp_path / "project-staged")
     here = staged.parent
     assert sorted(p.name for p in here.iterdir()) == ["graphs.py", "langgraph.json", "pkg"]
     assert (here / "graphs.py").resolve() == project / "graphs.py" and (here / "pkg").is_dir()
