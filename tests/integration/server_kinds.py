@@ -1,5 +1,13 @@
 """What a server version is known to do differently, for the tests that meet it.
 
+``langhost``'s Postgres + Redis runtime (langgraph-runtime-pg 0.11.1.post1) drops
+some events that are not stored for a replay (a subgraph's ``lifecycle``, the
+module's ``custom:<name>`` channels) on their live way to the stream: it tells
+repeats apart by an id it makes from its own clock, and a stored event's id, made by
+Redis, can be the same. The client rebuilds lifecycle from the events that are
+stored; a named channel read off the wire it cannot, so those scenarios are skipped
+there and ``test_probe_the_pg_runtime_drops_channel_events`` measures the loss.
+
 ``langhost`` (``--remote-graph-server=replicas``) serves langgraph-api 0.11.1, whose
 event serializer writes a ``Send`` inside an ``on_chain_end`` output of ``events``
 mode as ``null`` (0.16 writes the ``Send``). The client cannot bring back what the
@@ -15,6 +23,11 @@ from typing import Any
 
 import pytest
 from langgraph.types import Send
+
+
+def drops_live_channel_events(request: pytest.FixtureRequest) -> bool:
+    """Whether the session's server drops some named-channel events on their live way."""
+    return bool(request.config.getoption("--remote-graph-server") == "replicas")
 
 
 def drops_sends_in_events(request: pytest.FixtureRequest) -> bool:

@@ -315,6 +315,76 @@ def test_finish_closes_open_subgraphs_as_the_server_would_have() -> None:
     ]
 
 
+# The server stores no lifecycle event for a replay, and the Postgres + Redis runtime
+# drops some live: what a local mux derives must not depend on each one arriving.
+STATE = {"x": 1}
+
+
+def test_a_start_that_comes_right_after_the_subgraphs_first_event_is_the_servers() -> None:
+    events = [
+        ("values", params(STATE, SUB)),
+        ("lifecycle", started(SUB, graph_name="reviewer")),
+        ("values", params(STATE, SUB)),
+        ("lifecycle", lifecycle("completed", SUB)),
+    ]
+    c = WireConverter()
+    parts = [part for method, p in events for part in c.convert(method, p)]
+    starts = [p for p in parts if p["type"] == "tasks" and p["ns"] == SUB and "input" in p["data"]]
+    assert len(starts) == 1 and starts[0]["data"]["metadata"] == {"lc_agent_name": "reviewer"}
+
+
+def test_a_lost_start_is_made_at_the_subgraphs_second_event_and_a_late_one_is_dropped() -> None:
+    c = WireConverter()
+    first = c.convert("values", params(STATE, INNER))
+    second = c.convert("values", params(STATE, INNER))
+    late = c.convert("lifecycle", started(INNER))
+    assert [p["type"] for p in first] == ["values"]
+    assert [(p["type"], p["ns"]) for p in second] == [("tasks", SUB), ("tasks", INNER), ("values", INNER)]
+    assert [p["data"]["id"] for p in second[:2]] == ["0c01", "61b2"]
+    assert late == []
+
+
+def test_a_lost_end_is_made_before_the_event_after_the_parents_update() -> None:
+    # The server sends a subgraph's end right after the parent's update for its node.
+    c = WireConverter()
+    c.convert("lifecycle", started(SUB))
+    c.convert("lifecycle", started(INNER))
+    c.convert("updates", params({"inner": {"x": 1}}, SUB))
+    assert c.convert("lifecycle", lifecycle("completed", INNER))[0]["data"]["id"] == "61b2"  # on time: the server's
+    c.convert("updates", params({"sub": {"x": 1}}))
+    after = c.convert("values", params(STATE))  # SUB's end did not come
+    assert [(p["type"], p["ns"], p["data"].get("id")) for p in after] == [("tasks", (), "0c01"), ("values", (), None)]
+    assert c.convert("lifecycle", lifecycle("completed", SUB)) == []  # too late: already ended
+
+
+def test_an_update_of_a_node_running_two_subgraphs_ends_neither() -> None:
+    c = WireConverter()
+    c.convert("lifecycle", started(("sub:1",)))
+    c.convert("lifecycle", started(("sub:2",)))
+    c.convert("updates", params({"sub": {"x": 1}}))
+    assert [p["type"] for p in c.convert("values", params(STATE))] == ["values"]
+
+
+def test_a_completed_run_closes_the_subgraphs_whose_end_was_lost() -> None:
+    c = WireConverter()
+    c.convert("lifecycle", started(SUB))
+    c.convert("values", params(STATE, SUB))
+    c.convert("values", params(STATE, ("other:77",)))  # seen once, its start lost too
+    closing = c.finish(interrupted=False, completed=True)
+    assert [(p["type"], p["ns"], "result" in p["data"]) for p in closing] == [
+        ("tasks", ("other:77",), False),
+        ("tasks", (), True),
+        ("tasks", (), True),
+    ]
+    assert {p["data"]["id"] for p in closing if "result" in p["data"]} == {"0c01", "77"}
+
+
+def test_a_failed_or_cancelled_run_leaves_a_lost_end_to_the_mux() -> None:
+    c = WireConverter()
+    c.convert("lifecycle", started(SUB))
+    assert c.finish(interrupted=False) == []
+
+
 # --- messages -----------------------------------------------------------------------
 
 
@@ -326,6 +396,7 @@ def test_each_message_gets_its_own_routing_key_per_namespace() -> None:
     c = WireConverter()
     start = {"event": "message-start", "role": "ai", "id": "m1"}
     delta = {"event": "content-block-delta", "index": 0, "delta": {"type": "text-delta", "text": "x"}}
+    c.convert("lifecycle", started(SUB))
     root1 = c.convert("messages", params(start))
     sub1 = c.convert("messages", params({**start, "id": "s1"}, SUB))
     root1_delta = c.convert("messages", params(delta))
@@ -375,6 +446,7 @@ def test_message_dicts_in_values_and_updates_are_revived() -> None:
 
 def test_tools_are_revived_and_other_modes_pass_through() -> None:
     c = WireConverter()
+    c.convert("lifecycle", started(SUB))  # announced, as the server does
     finished = {"event": "tool-finished", "output": {"type": "tool", "content": "1", "tool_call_id": "c"}}
     [tools] = c.convert("tools", params(finished, SUB))
     assert tools["ns"] == SUB and isinstance(tools["data"]["output"], ToolMessage)

@@ -11,7 +11,13 @@ every projection exactly as they do locally. What JSON lost is rebuilt here:
   it from ``tasks`` events, which the server does not forward; the
   ``lifecycle`` events its own lifecycle transformer logged (root-scoped, the
   child's namespace in the data) are turned back into the equivalent
-  ``tasks`` start / result parts;
+  ``tasks`` start / result parts. The server does not store ``lifecycle``
+  events for a replay (only the run's stream modes are), and the Postgres +
+  Redis runtime drops some of them live, so they can be missing. The server
+  sends a subgraph's start right after the subgraph's first event, and its
+  end right after the parent's update for the node it ran in: a start not
+  there by the subgraph's second event is made there, an end not there by
+  the next event is made before it, and a completed run closes what is left;
 * message routing: ``messages`` events carry no metadata, so each namespace's
   current message gets a stable routing key, and the node the thread's state
   says the step runs (``steps.step_node``, asked for by the driver through
@@ -65,6 +71,12 @@ class WireConverter:
     interrupts: list[tuple[Namespace, Interrupt]] = field(default_factory=list)
     _interrupt_ids: set[str] = field(default_factory=set)
     _open: dict[Namespace, _Subgraph] = field(default_factory=dict)
+    # Every subgraph namespace ever opened (one that ended is not opened again),
+    # and the ones seen once whose start has not come yet.
+    _opened: set[Namespace] = field(default_factory=set)
+    _unopened: set[Namespace] = field(default_factory=set)
+    # Subgraphs whose node's update in the parent just came: their end is next.
+    _ending: list[Namespace] = field(default_factory=list)
     _message_keys: dict[Namespace, str] = field(default_factory=dict)
     _message_count: int = 0
     _returned: ReturnedMessages = field(default_factory=ReturnedMessages)
@@ -95,7 +107,14 @@ class WireConverter:
             # rebuilt for that event (below) must go before it, as locally.
             self._forwarded.append({"type": method, "ns": ns, "data": data})
             return []
+        lost_ends = self._lost_ends(method, data)
         returned, parts = self._convert(method, ns, params, data)
+        if ns and method != "lifecycle":
+            parts = [*self._unannounced(ns), *parts]
+        if method == "updates" and isinstance(data, Mapping):
+            self._ending = self._ended_by(ns, data)
+        if lost_ends:
+            parts = [*lost_ends, *parts]
         if returned or self._forwarded:
             parts = [*returned, *self._forwarded, *parts]
             self._forwarded.clear()
@@ -136,16 +155,22 @@ class WireConverter:
             return [{"type": "tools", "ns": ns, "data": revive(data)}]
         return [{"type": method, "ns": ns, "data": data}]
 
-    def finish(self, *, interrupted: bool) -> list[Part]:
+    def finish(self, *, interrupted: bool, completed: bool = False) -> list[Part]:
         """Parts owed at the end of the run: the ones still held back, and
         subgraphs a paused run left open are closed as interrupted, as a local
-        run closes them."""
-        parts: list[Part] = [*self._held, *self._forwarded]
+        run closes them. A completed run has no subgraph left running: one
+        still open lost its end on the way and is closed as completed."""
+        parts: list[Part] = [*self._held, *self._forwarded, *self._lost_ends("", None)]
         self._held, self._forwarded, self._awaited = [], [], []
         if interrupted:
             for sub_ns in sorted(self._open, key=len, reverse=True):
                 if self._below(sub_ns):
                     parts.extend(self._terminal(sub_ns, "interrupted", None))
+        elif completed:
+            for sub_ns in sorted(self._unopened, key=len):
+                parts.extend(self._started(sub_ns, {}))
+            for sub_ns in sorted(self._open, key=len, reverse=True):
+                parts.extend(self._terminal(sub_ns, "completed", None))
         return parts
 
     # --- interrupts -------------------------------------------------------
@@ -266,7 +291,47 @@ class WireConverter:
             return self._terminal(ns, str(event), str(error) if error is not None else None)
         return []
 
+    def _unannounced(self, ns: Namespace) -> list[Part]:
+        """Starts for the subgraphs ``ns`` lies in whose ``lifecycle`` start was lost,
+        outermost first: a start comes right after its subgraph's first event, so
+        one missing at the second was lost."""
+        parts: list[Part] = []
+        for depth in range(1, len(ns) + 1):
+            sub_ns = ns[:depth]
+            if sub_ns in self._opened:
+                continue
+            if sub_ns in self._unopened:
+                parts.extend(self._started(sub_ns, {}))
+            else:
+                self._unopened.add(sub_ns)
+        return parts
+
+    def _ended_by(self, ns: Namespace, update: Mapping[str, Any]) -> list[Namespace]:
+        """The open subgraphs an update at ``ns`` ends: one per node it names that
+        runs exactly one (parallel tasks of a node are not told apart by its update)."""
+        ending: list[Namespace] = []
+        for node in update:
+            running = [sub for sub in self._open if sub[:-1] == ns and sub[-1].partition(":")[0] == node]
+            if len(running) == 1:
+                ending.append(running[0])
+        return ending
+
+    def _lost_ends(self, method: str, data: Any) -> list[Part]:
+        """Ends for the subgraphs whose end should have come right before this event
+        (``method``, ``data``) and did not: it was lost on the way."""
+        ending, self._ending = self._ending, []
+        arriving = data.get("namespace") if method == "lifecycle" and isinstance(data, Mapping) else None
+        parts: list[Part] = []
+        for sub_ns in ending:
+            if sub_ns in self._open and list(sub_ns) != arriving:
+                parts.extend(self._terminal(sub_ns, "completed", None))
+        return parts
+
     def _started(self, ns: Namespace, data: Mapping[str, Any]) -> list[Part]:
+        if ns in self._opened:
+            return []  # opened by its second event already: its start came late
+        self._opened.add(ns)
+        self._unopened.discard(ns)
         segment_name, _, segment_id = ns[-1].partition(":")
         task_id = str(data.get("trigger_call_id") or segment_id or ns[-1])
         graph_name = data.get("graph_name")

@@ -557,11 +557,12 @@ class RunDriver:
             for frame in decoder.feed(chunk):
                 if self._anchor is not None:
                     self._check_anchor(frame.id, frame.event)
-                cursor.observe(frame.id)
                 event = frame.event
                 if event == "error":
+                    cursor.observe(frame.id)
                     return _Read(Signal.ERROR_FRAME, fresh, error=frame.data)
                 if event == "metadata":
+                    cursor.observe(frame.id)
                     if self.run_id is None:
                         self._named(_metadata_run_id(frame.data))
                     continue
@@ -571,6 +572,11 @@ class RunDriver:
                     accepted = wire.accept(frame)
                 except RemoteProtocolError as exc:
                     self._fail(exc)
+                if accepted is None and wire.wants_replay():
+                    # Not observed: the cursor resumes before this frame, whose
+                    # millisecond may hold the events the gap lost.
+                    return _Read(Signal.GAP, fresh)
+                cursor.observe(frame.id)
                 if accepted is None:
                     continue
                 item, new = accepted
@@ -618,7 +624,9 @@ class RunDriver:
             yield from wind_up
         if status is RunStatus.FAILED:
             yield from self._failed(verdict.record, None)
-        for part in self.wire.finish(interrupted=status is RunStatus.INTERRUPTED):
+        for part in self.wire.finish(
+            interrupted=status is RunStatus.INTERRUPTED, completed=status is RunStatus.COMPLETED
+        ):
             yield part
         self.state.move(status)
         self.follow.on(Signal.ENDED)

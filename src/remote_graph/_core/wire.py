@@ -72,6 +72,12 @@ class Wire(Protocol):
         """
         ...
 
+    def wants_replay(self) -> bool:
+        """Whether the last ``accept`` (which returned ``None``) found events missing
+        before its frame that a replay from the cursor may hold: the driver then
+        reopens the stream at once. A format without a ``seq`` never knows."""
+        ...
+
     def prepare(self, event: Any) -> Prepare | None:
         """A conversation to run before ``event`` converts, or ``None`` (the usual case)."""
         ...
@@ -80,8 +86,9 @@ class Wire(Protocol):
         """The stream parts of one accepted event (possibly none, or parts held before it)."""
         ...
 
-    def finish(self, *, interrupted: bool) -> list[Part]:
-        """Parts owed when the run ends (held back ones; subgraphs left open, when paused)."""
+    def finish(self, *, interrupted: bool, completed: bool = False) -> list[Part]:
+        """Parts owed when the run ends (held back ones; subgraphs left open, when paused
+        or completed)."""
         ...
 
     def wind_up(self) -> Prepare | None:
