@@ -114,7 +114,7 @@ def node_returned_messages_without_updates_on_the_wire(lane: Lane) -> Any:
 
 
 # Scenarios that read the module's channel off the wire, as a zero-config caller does.
-_WIRE_CHANNELS = {"module_channels_by_name", "module_channel_subscribed_mid_run"}
+_WIRE_CHANNELS = {"module_channels_by_name", "module_channel_subscribed_mid_run", "raw_events_toolflow"}
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))

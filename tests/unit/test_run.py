@@ -248,6 +248,29 @@ def test_a_run_that_failed_without_an_error_event_reads_its_error_from_the_state
     assert server.trail() == [START, VERDICT, ("open", FROM_START), ("GET", f"{THREAD}/state")]
 
 
+def test_a_handoff_whose_error_event_was_lost_reads_its_error_from_the_thread() -> None:
+    # A task that raised ParentCommand records no error in the state, and the error
+    # event is not stored for a replay: the thread's record keeps the run's error.
+    frames = failed_run()[:-1]
+    command = "Command(update={'entries': ['handed-off']}, goto='b')"
+    server = FakeServer(
+        frames,
+        rest={
+            ("GET", RUN): Response(200, {"status": "error"}),
+            ("GET", f"{THREAD}/state"): Response(
+                200, {"values": {}, "tasks": [{"id": "t", "name": "b", "error": None}]}
+            ),
+            ("GET", THREAD): Response(
+                200, {"status": "error", "error": {"error": "ParentCommand", "message": command}}
+            ),
+        },
+    )
+    driver, out = run(server)
+    assert type(out.error).__name__ == "ParentCommand" and out.error.args == (command,)
+    assert driver.status is RunStatus.FAILED
+    assert server.trail()[-2:] == [("GET", f"{THREAD}/state"), ("GET", THREAD)]
+
+
 def test_a_deleted_run_was_cancelled() -> None:
     w = Wire().metadata().event("values", {"x": 1}, interrupts=[])
     # A rollback deleted the run: the stream says so, with no id.

@@ -127,6 +127,12 @@ def failure_from_state(
         return exc
 
 
+def names_its_failure(state: Any) -> bool:
+    """Whether a thread's REST state records the error of one of its tasks."""
+    tasks = state.get("tasks") if isinstance(state, Mapping) else None
+    return isinstance(tasks, list) and any(isinstance(task, Mapping) and task.get("error") for task in tasks)
+
+
 def _failure(state: Any, wire_error: Mapping[str, Any] | None, limit: int) -> errors.RemoteRunError:
     tasks = state.get("tasks") if isinstance(state, Mapping) else None
     for task in tasks if isinstance(tasks, list) else ():

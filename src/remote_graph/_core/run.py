@@ -59,7 +59,7 @@ from langgraph.types import Interrupt
 from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response, Sleep, Timeouts
 from remote_graph._core.commands import StartPlan
 from remote_graph._core.cursor import FROM_START, ResumeCursor, id_after
-from remote_graph._core.failure import answer_error, failure_from_state
+from remote_graph._core.failure import answer_error, failure_from_state, names_its_failure
 from remote_graph._core.join import JoinFrom, RunCursor, graph_of, refusal
 from remote_graph._core.limits import Limits
 from remote_graph._core.schema import GraphSchemas, learn_schemas
@@ -658,6 +658,14 @@ class RunDriver:
         else:
             reply = yield Request("GET", f"{self._thread_path}/state")
             state = reply.body if not isinstance(reply, Broken) and reply.status == 200 else None
+            if wire_error is None and not names_its_failure(state):
+                # The error frame is not stored for a replay (and the Postgres + Redis
+                # runtime may drop it live), and a task that raised ParentCommand
+                # records no error: the thread's record keeps the run's error.
+                reply = yield Request("GET", self._thread_path)
+                thread = reply.body if not isinstance(reply, Broken) and reply.status == 200 else None
+                kept = thread.get("error") if isinstance(thread, Mapping) else None
+                wire_error = kept if isinstance(kept, Mapping) else None
             error = failure_from_state(state, wire_error, max_error_types=self.limits.max_error_types)
         for part in self.wire.finish(interrupted=False):
             yield part
