@@ -175,9 +175,6 @@ class Conn:
             before the next action (``EVERYTHING``: the run finishes).
         chunks: Chunk sizes to serve the body in, cycled.
         fail_with: What the break looks like.
-        drop: Run indices of frames this connection's live part never sends, though
-            the run produces them (and stores those with an id): lost on the way, as
-            the Postgres + Redis runtime loses some.
     """
 
     answer: Response | Broken | None = None
@@ -189,7 +186,6 @@ class Conn:
     ahead: int = 0
     chunks: Sequence[int] = (4096,)
     fail_with: Broken = field(default_factory=lambda: Broken(httpx.RemoteProtocolError("incomplete chunked read")))
-    drop: frozenset[int] = frozenset()
 
 
 Answer = Response | Broken
@@ -344,7 +340,7 @@ class FakeServer:
             unsent = [i for i in indices if i > self.touched_before]
             # With ``twice`` the frame sent twice is the last of those repeated, not a third copy.
             live = indices[len(indices) - min(conn.rewind, len(unsent)) :] + (live[1:] if twice else live)
-        indices += [i for i in live if i not in conn.drop]
+        indices += live
         served = [self.frames[i] for i in indices]
         self.served.append(indices)
         offsets = [len(wire_bytes(served[:k])) for k in range(len(served))]

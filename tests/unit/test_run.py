@@ -371,35 +371,6 @@ def test_events_are_delivered_once_by_their_seq() -> None:
     assert [p["data"]["n"]["i"] for p in out.parts] == [1, "no seq", "text seq", 2, 3, 5]
 
 
-# The Postgres + Redis runtime drops some events on their live way to the stream.
-@pytest.mark.parametrize("lost", range(1, len(completed_run()) - 1))
-def test_a_stored_event_lost_on_its_live_way_comes_from_a_replay_in_order(lost: int) -> None:
-    frames = completed_run()
-    server = FakeServer(frames, [Conn(drop=frozenset({lost}))])
-    driver, out = run(server)
-    assert out.error is None and driver.status is RunStatus.COMPLETED
-    assert out.parts == reference_parts(frames)
-    # The start's stream skipped a seq: reopened at once (no sleep), from before the
-    # millisecond of the last event delivered, so the replay holds the lost one.
-    assert server.trail()[:2] == [START, ("open", server.opened[1].last_event_id)]
-    assert lost in server.served[1] and not server.slept
-
-
-def test_an_event_never_stored_and_lost_live_is_asked_about_once() -> None:
-    frames = completed_run()
-    # The subgraph's end (a lifecycle event, not stored for a replay) is lost on its way.
-    unstored = frames[5].raw.replace(f"id: {frames[5].id}\r\n".encode(), b"")
-    frames[5] = Frame(None, unstored)
-    server = FakeServer(frames, [Conn(drop=frozenset({5}))])
-    driver, out = run(server)
-    assert out.error is None and driver.status is RunStatus.COMPLETED
-    # Everything else, in order; the subgraph is closed when the run completes.
-    assert out.parts == reference_parts(frames[:5] + frames[6:], completed=True)
-    # Asked at the gap (from before the last delivered event's millisecond), then confirmed.
-    assert [o.last_event_id for o in server.opened][1:] == [frames[1].id, frames[-2].id]
-    assert not server.slept
-
-
 def test_a_run_whose_last_events_carry_no_seq_still_ends() -> None:
     w = Wire().metadata().event("values", {"x": 1}, interrupts=[])
     w.tick().event("updates", {"n": {"i": 1}}, seq=None)

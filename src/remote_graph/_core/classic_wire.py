@@ -86,9 +86,6 @@ class ClassicWire:
     def convert(self, event: list[_Raw]) -> list[Part]:
         return self._parts(event)
 
-    def wants_replay(self) -> bool:
-        return False  # classic chunks carry no seq: a gap cannot be seen
-
     def finish(self, *, interrupted: bool, completed: bool = False) -> list[Part]:
         return self._parts(self._repeats.finish())
 

@@ -557,12 +557,11 @@ class RunDriver:
             for frame in decoder.feed(chunk):
                 if self._anchor is not None:
                     self._check_anchor(frame.id, frame.event)
+                cursor.observe(frame.id)
                 event = frame.event
                 if event == "error":
-                    cursor.observe(frame.id)
                     return _Read(Signal.ERROR_FRAME, fresh, error=frame.data)
                 if event == "metadata":
-                    cursor.observe(frame.id)
                     if self.run_id is None:
                         self._named(_metadata_run_id(frame.data))
                     continue
@@ -572,11 +571,6 @@ class RunDriver:
                     accepted = wire.accept(frame)
                 except RemoteProtocolError as exc:
                     self._fail(exc)
-                if accepted is None and wire.wants_replay():
-                    # Not observed: the cursor resumes before this frame, whose
-                    # millisecond may hold the events the gap lost.
-                    return _Read(Signal.GAP, fresh)
-                cursor.observe(frame.id)
                 if accepted is None:
                     continue
                 item, new = accepted

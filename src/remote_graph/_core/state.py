@@ -134,8 +134,6 @@ def status_from_server(run: Any, *, raised_interrupts: bool) -> RunStatus | None
 # A join (following a run another caller started) begins in LOOKING_UP, reading the
 # run's record: found ──► OPENING, refused ──► DONE. A detached start (the caller
 # only starts the run) leaves once the run's stream opened: READING ──detached──► DONE.
-# A v3 event whose seq skips some reopens the stream at once, for a replay of the
-# skipped ones: READING, CONFIRMING ──gap──► OPENING.
 
 
 class Phase(_Named):
@@ -181,8 +179,6 @@ class Signal(_Named):
         ENDED: How the run ended is recorded: the server's verdict, its failure, or its deletion.
         FOUND: The joined run's record names a run this join can follow.
         DETACHED: The run was started without following: its stream is left at once; the run goes on.
-        GAP: Events are missing before the one that came (its protocol ``seq`` skips): the stream
-            reopens at once from the cursor, whose replay holds those that were stored.
     """
 
     OPENED = enum.auto()
@@ -201,7 +197,6 @@ class Signal(_Named):
     ENDED = enum.auto()
     FOUND = enum.auto()
     DETACHED = enum.auto()
-    GAP = enum.auto()
 
 
 FOLLOW: dict[Phase, dict[Signal, Phase]] = {
@@ -220,7 +215,6 @@ FOLLOW: dict[Phase, dict[Signal, Phase]] = {
         Signal.CLOSED: Phase.CHECKING,
         Signal.LOST: Phase.BACKING_OFF,
         Signal.ERROR_FRAME: Phase.FAILING,
-        Signal.GAP: Phase.OPENING,
     },
     Phase.CHECKING: {
         Signal.RUNNING: Phase.OPENING,
@@ -234,7 +228,6 @@ FOLLOW: dict[Phase, dict[Signal, Phase]] = {
         Signal.CLOSED_NO_NEWS: Phase.ENDING,
         Signal.LOST: Phase.BACKING_OFF,
         Signal.ERROR_FRAME: Phase.FAILING,
-        Signal.GAP: Phase.OPENING,
     },
     Phase.BACKING_OFF: {
         Signal.RETRY: Phase.OPENING,

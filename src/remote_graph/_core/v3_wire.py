@@ -5,14 +5,6 @@ Each frame's data is a protocol event, ``{"type": "event", "method", "params",
 drops what was already delivered. ``convert.WireConverter`` turns the events
 back into the parts langgraph's ``StreamMux`` reads.
 
-The seqs of a run's events count up by one, so one that skips tells that events
-were lost on the way (langgraph-runtime-pg drops some live, stored ones too).
-The event is held, and the driver reopens the stream from the cursor: its
-replay brings the stored ones that were skipped, in order, and the held event
-goes out after them (from the replay, when it was stored). Events that were
-never stored (a subgraph's ``lifecycle``, a named channel) cannot come again,
-and a server may skip a seq of its own, so each gap is asked about once.
-
 A message's node is not on the wire. When a message starts in a step whose
 node is not known yet, ``prepare`` reads the thread's state, which names the
 step's tasks (``steps.py``); only the node is at stake, so a failed read
@@ -45,10 +37,6 @@ STEP_READ_TIMEOUT = 2.0
 Event = tuple[str, dict[str, Any]]
 
 
-class _Events(list[Event]):
-    """Accepted events that go out together: the one held at a gap, and the one after."""
-
-
 class V3Wire:
     """The protocol events of one v3 run.
 
@@ -68,12 +56,6 @@ class V3Wire:
         # Cleared when a read of the step's tasks fails: the server is slow or
         # refuses, and a message's node then waits for its update instead.
         self._step_reads = True
-        # The event that came after a gap, held while a replay is asked for what
-        # the gap lost (its seq, the event, whether it was news); gaps below
-        # ``_asked_to`` were asked about already.
-        self._held: tuple[int, Event] | None = None
-        self._asked_to = 0
-        self._wants_replay = False
 
     @property
     def interrupts(self) -> list[tuple[Namespace, Interrupt]]:
@@ -90,10 +72,9 @@ class V3Wire:
         # The seq alone tells repeats apart, on any connection.
         return []
 
-    def accept(self, frame: Frame) -> tuple[Event | _Events, bool] | None:
+    def accept(self, frame: Frame) -> tuple[Event, bool] | None:
         """Events are told apart by their protocol ``seq``; one without a seq is
         passed on but cannot count as news (a replay would repeat it)."""
-        self._wants_replay = False
         try:
             envelope = orjson.loads(frame.data)
         except orjson.JSONDecodeError:
@@ -103,51 +84,27 @@ class V3Wire:
         if not isinstance(envelope, dict) or envelope.get("type") != "event":
             return None
         seq = envelope.get("seq")
+        new = isinstance(seq, int)
+        if isinstance(seq, int):
+            if seq <= self._last_seq:
+                return None
+            self._last_seq = seq
         params = envelope.get("params")
         # Parsed JSON: an object is a dict (and ``isinstance(_, dict)`` skips the ABC check).
-        event: Event = (str(envelope.get("method")), params if isinstance(params, dict) else {})
-        if not isinstance(seq, int):
-            return event, False
-        if seq <= self._last_seq:
-            return None
-        held = self._held
-        if held is None and seq > self._last_seq + 1 and seq > self._asked_to:
-            self._held, self._asked_to, self._wants_replay = (seq, event), seq, True
-            return None
-        self._last_seq = seq
-        if held is None or seq < held[0]:
-            return event, True
-        self._held = None
-        # Past the held event (or it again, from the replay): it goes out now, once.
-        return (event, True) if seq == held[0] else (_Events([held[1], event]), True)
+        return (str(envelope.get("method")), params if isinstance(params, dict) else {}), new
 
-    def wants_replay(self) -> bool:
-        return self._wants_replay
-
-    def prepare(self, event: Event | _Events) -> Prepare | None:
-        if isinstance(event, _Events):
-            return self._prepare_each(event)
+    def prepare(self, event: Event) -> Prepare | None:
         if not self._step_reads:
             return None
         method, params = event
         ns = self.converter.wants_step(method, params)
         return None if ns is None else self._learn_step(ns, params)
 
-    def _prepare_each(self, events: _Events) -> Prepare:
-        for event in events:
-            prepare = self.prepare(event)
-            if prepare is not None:
-                yield from prepare
-
-    def convert(self, event: Event | _Events) -> list[Part]:
-        if isinstance(event, _Events):
-            return [part for each in event for part in self.converter.convert(*each)]
+    def convert(self, event: Event) -> list[Part]:
         return self.converter.convert(*event)
 
     def finish(self, *, interrupted: bool, completed: bool = False) -> list[Part]:
-        held, self._held = self._held, None
-        parts = [] if held is None else self.converter.convert(*held[1])
-        return [*parts, *self.converter.finish(interrupted=interrupted, completed=completed)]
+        return self.converter.finish(interrupted=interrupted, completed=completed)
 
     def wind_up(self) -> Prepare | None:
         return None

@@ -72,12 +72,6 @@ class Wire(Protocol):
         """
         ...
 
-    def wants_replay(self) -> bool:
-        """Whether the last ``accept`` (which returned ``None``) found events missing
-        before its frame that a replay from the cursor may hold: the driver then
-        reopens the stream at once. A format without a ``seq`` never knows."""
-        ...
-
     def prepare(self, event: Any) -> Prepare | None:
         """A conversation to run before ``event`` converts, or ``None`` (the usual case)."""
         ...
