@@ -111,7 +111,7 @@ class WireConverter:
         returned, parts = self._convert(method, ns, params, data)
         if ns and method != "lifecycle":
             parts = [*self._unannounced(ns), *parts]
-        if method == "updates" and isinstance(data, Mapping):
+        if method == "updates" and self._open and isinstance(data, Mapping):
             self._ending = self._ended_by(ns, data)
         if lost_ends:
             parts = [*lost_ends, *parts]
@@ -319,6 +319,8 @@ class WireConverter:
     def _lost_ends(self, method: str, data: Any) -> list[Part]:
         """Ends for the subgraphs whose end should have come right before this event
         (``method``, ``data``) and did not: it was lost on the way."""
+        if not self._ending:
+            return []  # the usual case, on every event: nothing just ended
         ending, self._ending = self._ending, []
         arriving = data.get("namespace") if method == "lifecycle" and isinstance(data, Mapping) else None
         parts: list[Part] = []

@@ -129,19 +129,26 @@ def failure_from_state(
 
 def names_its_failure(state: Any) -> bool:
     """Whether a thread's REST state records the error of one of its tasks."""
-    tasks = state.get("tasks") if isinstance(state, Mapping) else None
-    return isinstance(tasks, list) and any(isinstance(task, Mapping) and task.get("error") for task in tasks)
+    return _task_error(state) is not None
 
 
-def _failure(state: Any, wire_error: Mapping[str, Any] | None, limit: int) -> errors.RemoteRunError:
+def _task_error(state: Any) -> str | Mapping[str, Any] | None:
+    """The first error a task of a thread's REST state records: ``Type('message')`` or a mapping."""
     tasks = state.get("tasks") if isinstance(state, Mapping) else None
     for task in tasks if isinstance(tasks, list) else ():
         error = task.get("error") if isinstance(task, Mapping) else None
-        if isinstance(error, str) and error:
-            rebuilt = exception_from_repr(error, limit=limit)
-            return rebuilt if rebuilt is not None else remote_exception(None, error)
-        if isinstance(error, Mapping):
-            return remote_exception(_str_or_none(error.get("error")), str(error.get("message", "")), limit=limit)
+        if isinstance(error, str) and error or isinstance(error, Mapping):
+            return error
+    return None
+
+
+def _failure(state: Any, wire_error: Mapping[str, Any] | None, limit: int) -> errors.RemoteRunError:
+    error = _task_error(state)
+    if isinstance(error, str):
+        rebuilt = exception_from_repr(error, limit=limit)
+        return rebuilt if rebuilt is not None else remote_exception(None, error)
+    if isinstance(error, Mapping):
+        return remote_exception(_str_or_none(error.get("error")), str(error.get("message", "")), limit=limit)
     if wire_error:
         message = str(wire_error.get("message") or "remote run failed")
         return remote_exception(_str_or_none(wire_error.get("error")), message, limit=limit)
