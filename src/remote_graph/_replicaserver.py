@@ -119,6 +119,8 @@ class ReplicaServer(ProjectServer):
         self.balancer: Balancer | None = None
         """The balancer in front of the replicas, while the stack runs."""
         self._replicas: list[subprocess.Popen[bytes] | None] = []
+        # The staged project and its langgraph.json, kept for a replica's restart.
+        self._staged: tuple[Path, Path] | None = None
 
     @property
     def url(self) -> str:
@@ -148,7 +150,7 @@ class ReplicaServer(ProjectServer):
             TimeoutError: If a process does not answer in time.
         """
         try:
-            project, config = self._stage("remote-graph-replicas-")
+            project, config = self._staged = self._stage("remote-graph-replicas-")
             assert self.data_dir is not None
             self.stores.start(self.data_dir)
             self.replica_ports, self._replicas = [], []
@@ -211,6 +213,28 @@ class ReplicaServer(ProjectServer):
             pass
         return process.pid
 
+    def restart_replica(self, index: int) -> int:
+        """Start replica ``index`` again on its port, after a ``signal_replica`` or
+        ``stop_replica``, and wait until it answers ``GET /ok``.
+
+        What is left of the old process group is killed first. The balancer sends it
+        connections again once it accepts them.
+
+        Returns:
+            The new process's PID.
+
+        Raises:
+            IndexError: If there is no such replica.
+            RuntimeError: If the stack is not running, or the replica exits before it answers.
+            TimeoutError: If it does not answer within ``startup_timeout``.
+        """
+        if self._staged is None or self.balancer is None:
+            raise RuntimeError("the replica stack is not running")
+        self.stop_replica(index, signal.SIGKILL)
+        process = self._replicas[index] = self._start_replica(index, *self._staged)
+        self._wait_replica(index)
+        return process.pid
+
     def stop_replica(self, index: int, sig: signal.Signals = signal.SIGTERM, timeout: float = 30.0) -> None:
         """Stop replica ``index`` (``sig``, then SIGKILL after ``timeout``) and wait until it exits."""
         process, self._replicas[index] = self._replicas[index], None
@@ -221,6 +245,7 @@ class ReplicaServer(ProjectServer):
         """Stop the balancer, the replicas, Redis and Postgres (each by its PID), and remove
         the data directory unless ``keep_data``. Safe to call more than once."""
         balancer, self.balancer = self.balancer, None
+        self._staged = None
         if balancer is not None:
             balancer.stop()
         for index in range(len(self._replicas)):

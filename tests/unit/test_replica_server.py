@@ -131,16 +131,29 @@ def test_bad_counts_fail_naming_them(tmp_path: Path, kwargs: dict[str, int], mes
         ReplicaServer(CONFIG, python=fake_langhost(tmp_path), **kwargs)  # type: ignore[arg-type]
 
 
-def test_the_replicas_python_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    venv = fake_langhost(tmp_path)
+def fake_stores(tmp_path: Path) -> tuple[Path, Path]:
+    """Postgres's bin directory and a redis-server, as files: found, never run."""
     pg = tmp_path / "pg"
     pg.mkdir()
     for name in ("initdb", "postgres"):
         (pg / name).touch()
     redis = tmp_path / "redis-server"
     redis.touch()
+    return pg, redis
+
+
+def test_the_replicas_python_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    venv = fake_langhost(tmp_path)
+    pg, redis = fake_stores(tmp_path)
     monkeypatch.setenv("REMOTE_GRAPH_REPLICAS_PYTHON", os.fspath(venv))
     server = ReplicaServer(CONFIG, postgres_bin=pg, redis_server=redis)
     assert server.langhost == venv.absolute() / "bin" / "langhost"
     assert server.replica_count == 2 and server.bg_job_heartbeat == 5.0
     server.stop()  # never started: nothing to stop
+
+
+def test_a_replica_of_a_stack_not_running_cannot_be_restarted(tmp_path: Path) -> None:
+    pg, redis = fake_stores(tmp_path)
+    server = ReplicaServer(CONFIG, python=fake_langhost(tmp_path), postgres_bin=pg, redis_server=redis)
+    with pytest.raises(RuntimeError, match="the replica stack is not running"):
+        server.restart_replica(0)
