@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import os
 import random
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -354,6 +356,37 @@ def build_slow() -> StateGraph:
     return g
 
 
+def build_relay() -> StateGraph:
+    """Three nodes ticking in turn (``x`` ticks each, 0.1 s apart), for the fault tests.
+
+    Each node writes its process id to the file named by the run's
+    ``configurable["pid_file"]``, if any: a test on several replicas reads it to
+    learn which one executes the run. The events themselves are the same on
+    every attempt, so a retried attempt's repeats can be told apart.
+    """
+
+    def leg(index: int) -> Callable[[LinearState, RunnableConfig], dict[str, Any]]:
+        def run(state: LinearState, config: RunnableConfig) -> dict[str, Any]:
+            if pid_file := config.get("configurable", {}).get("pid_file"):
+                Path(pid_file).write_text(str(os.getpid()))
+            with node_context(config):
+                writer = get_stream_writer()
+                for i in range(state["x"]):
+                    writer({"tick": index * state["x"] + i})
+                    time.sleep(0.1)
+            return {"log": [f"leg{index}"]}
+
+        return run
+
+    g = StateGraph(LinearState)
+    for index in range(3):
+        g.add_node(f"leg{index}", leg(index))
+    g.add_edge(START, "leg0")
+    g.add_edge("leg0", "leg1")
+    g.add_edge("leg1", "leg2")
+    return g
+
+
 # --- a tool-calling agent -----------------------------------------------------
 
 
@@ -604,6 +637,7 @@ BUILDERS: dict[str, Callable[[], StateGraph]] = {
     "boom": build_boom,
     "custom": build_custom,
     "slow": build_slow,
+    "relay": build_relay,
     "parallel": build_parallel,
     "narrow": build_narrow,
     "agent": build_agent,
@@ -625,6 +659,7 @@ subask = build_subask().compile()
 boom = build_boom().compile()
 custom = build_custom().compile()
 slow = build_slow().compile()
+relay = build_relay().compile()
 parallel = build_parallel().compile()
 narrow = build_narrow().compile()
 agent = build_agent().compile()
