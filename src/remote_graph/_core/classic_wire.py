@@ -15,6 +15,7 @@ thread's state with its real message; ``prepare`` reads it there, so the
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +23,7 @@ import orjson
 from langgraph.types import Interrupt
 
 from remote_graph._core.actions import Request, Response
+from remote_graph._core.attempts import AttemptFilter
 from remote_graph._core.classic import HIDDEN_MESSAGE, ChunkReader, interrupts_of, task_error
 from remote_graph._core.join import RunCursor
 from remote_graph._core.replay import RepeatFilter
@@ -51,6 +53,8 @@ class ClassicWire:
         self.run_label = run_label
         self._thread_path = thread_path
         self._repeats: RepeatFilter[_Raw] = RepeatFilter()
+        # Keyed by each frame's hash: the frames themselves are not held.
+        self._attempts: AttemptFilter[int] = AttemptFilter(operator.eq)
         self._interrupts: list[tuple[Namespace, Interrupt]] = []
         self._interrupt_ids: set[str] = set()
         # Task errors read from the thread's state, by task id.
@@ -71,10 +75,15 @@ class ClassicWire:
         return self._repeats.position
 
     def reconnected(self) -> list[Part]:
-        return self._parts(self._repeats.reconnected())
+        return self._parts(self._news(self._repeats.reconnected()))
+
+    def attempt(self, number: int, frame_id: str | None) -> None:
+        self._attempts.begin(number)
 
     def accept(self, frame: Frame) -> tuple[list[_Raw], bool] | None:
         released = self._repeats.feed(frame.id, hash((frame.event, frame.data)), (frame.event, frame.data))
+        if released:
+            released = self._news(released)
         return (released, True) if released else None
 
     def prepare(self, event: list[_Raw]) -> Prepare | None:
@@ -87,7 +96,7 @@ class ClassicWire:
         return self._parts(event)
 
     def finish(self, *, interrupted: bool, completed: bool = False) -> list[Part]:
-        return self._parts(self._repeats.finish())
+        return self._parts(self._news(self._repeats.finish()))
 
     def wind_up(self) -> Prepare | None:
         """At the run's end: the thread's state names messages handed out without an id."""
@@ -100,6 +109,11 @@ class ClassicWire:
             self.reader.name_idless(self.reader.state((), state.get("values")))
 
     # --- chunks -----------------------------------------------------------------
+
+    def _news(self, raws: list[_Raw]) -> list[_Raw]:
+        """The frames a retried attempt does not repeat (all of them, in its first attempt)."""
+        feed = self._attempts.feed
+        return [raw for raw in raws if feed(hash(raw))]
 
     def _parts(self, raws: list[_Raw]) -> list[Part]:
         parts: list[Part] = []

@@ -57,6 +57,7 @@ import orjson
 from langgraph.types import Interrupt
 
 from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response, Sleep, Timeouts
+from remote_graph._core.attempts import attempt_number
 from remote_graph._core.commands import StartPlan
 from remote_graph._core.cursor import FROM_START, ResumeCursor, id_after
 from remote_graph._core.failure import answer_error, failure_from_state, names_its_failure
@@ -562,8 +563,14 @@ class RunDriver:
                 if event == "error":
                     return _Read(Signal.ERROR_FRAME, fresh, error=frame.data)
                 if event == "metadata":
+                    # Once per attempt of the run: a retried attempt (its worker
+                    # was lost) sends again what came after the latest checkpoint.
+                    metadata = _metadata(frame.data)
                     if self.run_id is None:
-                        self._named(_metadata_run_id(frame.data))
+                        self._named(_run_id_of(metadata))
+                    number = attempt_number(metadata)
+                    if number is not None:
+                        wire.attempt(number, frame.id)
                     continue
                 # Inline rather than a sub-generator per frame: this loop is the
                 # hot path, and only a message start may need a request.
@@ -757,11 +764,14 @@ def _lost(reply: Response | Broken, since: float) -> _Loss:
     return _Loss(None, since, reply.status)
 
 
-def _metadata_run_id(data: str) -> str:
+def _metadata(data: str) -> Any:
     try:
-        metadata = orjson.loads(data)
+        return orjson.loads(data)
     except orjson.JSONDecodeError:
-        return ""
+        return None
+
+
+def _run_id_of(metadata: Any) -> str:
     run_id = metadata.get("run_id") if isinstance(metadata, dict) else None
     return run_id if isinstance(run_id, str) else ""
 

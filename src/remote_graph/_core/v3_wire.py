@@ -13,6 +13,7 @@ leaves it unknown, and later messages wait for their update instead.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
@@ -21,7 +22,9 @@ import orjson
 from langgraph.types import Interrupt
 
 from remote_graph._core.actions import Request, Response
+from remote_graph._core.attempts import AttemptFilter
 from remote_graph._core.convert import WireConverter
+from remote_graph._core.cursor import id_after
 from remote_graph._core.join import RunCursor
 from remote_graph._core.sse import Frame
 from remote_graph._core.wire import Namespace, Part, Prepare
@@ -35,6 +38,25 @@ STEP_READ_TIMEOUT = 2.0
 
 # An accepted event: its method and params.
 Event = tuple[str, dict[str, Any]]
+
+
+def _fingerprint(data: str) -> int:
+    """An event's frame as sent, but for when it was sent and its ``seq``: what a
+    retried attempt's repeat of it has the same (``attempts.py``).
+
+    The server writes the envelope as ``{..., "params": {"namespace": ...,
+    "timestamp": ..., ...}, "seq": ...}``; where it does not, the whole frame is
+    taken, and a repeat of it is delivered rather than an event lost.
+    """
+    end = data.rfind('"seq"')
+    end = data.rfind(",", 0, end) if end >= 0 else -1
+    if end < 0:
+        end = len(data)
+    stamp = data.find('"timestamp"', 0, end)
+    after = data.find(",", stamp, end) if stamp >= 0 else -1
+    if after < 0:
+        return hash(data[:end])
+    return hash((data[:stamp], data[after:end]))
 
 
 class V3Wire:
@@ -51,8 +73,13 @@ class V3Wire:
         self.run_label = run_label
         self._thread_path = thread_path
         self._assistant_id = assistant_id
-        # The protocol seq of the last event delivered; repeats are dropped.
+        # The protocol seq of the last event delivered, in the current attempt
+        # (a retried attempt counts from 1 again); repeats are dropped.
         self._last_seq = 0
+        # Keyed by a hash of each event's frame: the events themselves are not held.
+        self._attempts: AttemptFilter[int] = AttemptFilter(operator.eq)
+        # The SSE id of the event a join's cursor names, if joined from one.
+        self._cursor: str | None = None
         # Cleared when a read of the step's tasks fails: the server is slow or
         # refuses, and a message's node then waits for its update instead.
         self._step_reads = True
@@ -64,6 +91,7 @@ class V3Wire:
     def joined(self, after: RunCursor | None) -> None:
         if after is not None and after.seq is not None:
             self._last_seq = after.seq
+            self._cursor = after.event_id
 
     def mark(self) -> tuple[str | None, int]:
         return None, self._last_seq
@@ -71,6 +99,14 @@ class V3Wire:
     def reconnected(self) -> list[Part]:
         # The seq alone tells repeats apart, on any connection.
         return []
+
+    def attempt(self, number: int, frame_id: str | None) -> None:
+        # A join from a cursor replays from just before the cursor's event: a
+        # metadata frame up to it opened the attempt the cursor's seq counts in.
+        after_cursor = self._cursor is None or frame_id is None or id_after(frame_id, self._cursor)
+        if self._attempts.begin(number) and after_cursor:
+            # The frames after it are the new attempt's, its seq counted from 1.
+            self._last_seq = 0
 
     def accept(self, frame: Frame) -> tuple[Event, bool] | None:
         """Events are told apart by their protocol ``seq``; one without a seq is
@@ -91,6 +127,8 @@ class V3Wire:
             self._last_seq = seq
         params = envelope.get("params")
         # Parsed JSON: an object is a dict (and ``isinstance(_, dict)`` skips the ABC check).
+        if not self._attempts.feed(_fingerprint(frame.data)):
+            return None
         return (str(envelope.get("method")), params if isinstance(params, dict) else {}), new
 
     def prepare(self, event: Event) -> Prepare | None:

@@ -63,6 +63,12 @@ class Wire(Protocol):
         cursor; returns parts the last connection left held that turn out new."""
         ...
 
+    def attempt(self, number: int, frame_id: str | None) -> None:
+        """The ``metadata`` frame ``frame_id`` announced the run's attempt ``number``;
+        the events of a retried attempt that repeat delivered ones are dropped
+        (``attempts.py``)."""
+        ...
+
     def accept(self, frame: Frame) -> tuple[Any, bool] | None:
         """The event ``frame`` carries and whether it is news, or ``None`` for a
         frame that was delivered before or carries no event.
