@@ -37,18 +37,32 @@ class Timeouts:
             behind never waits, and ``0`` reads every frame as it lands. It
             applies where the transport hands over what one read brought as
             one block (httpx over HTTP/1.1, as the SDK's clients use it).
+        stall: How long a run may send no event while the server keeps its
+            stream open (its heartbeats do not count) before the run fails
+            with a ``RemoteTimeoutError`` naming the stall, and is cancelled.
+            ``None`` (the default) sets no bound: a node may be silent for as
+            long as it runs (a long model call). A server whose worker died
+            mid-run keeps the stream open and starts the run again once the
+            worker's heartbeat is stale (``LG_BG_JOB_HEARTBEAT``), and the
+            client follows the new attempt; set this, above the longest
+            silence of your graph (a run waiting in the server's queue is
+            silent too), where such a run must fail sooner.
     """
 
     request: float = 30.0
     read: float = 30.0
     reconnect: float = 15.0
     read_batch: float = 0.001
+    stall: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("request", "read", "reconnect"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"Timeouts.{name} must be a positive number of seconds, got {value!r}")
+        stall = self.stall
+        if stall is not None and (isinstance(stall, bool) or not isinstance(stall, (int, float)) or not stall > 0):
+            raise ValueError(f"Timeouts.stall must be None or a positive number of seconds, got {stall!r}")
         batch = self.read_batch
         if isinstance(batch, bool) or not isinstance(batch, (int, float)) or not 0 <= batch < _MAX_READ_BATCH:
             raise ValueError(

@@ -197,6 +197,8 @@ class RunDriver:
             self._named(join.run_id)
         # Set once a request that may create the thread was sent.
         self._thread_made = False
+        # When the run last sent an event, for ``Timeouts.stall`` (from the first read on).
+        self._news_at: float | None = None
 
     # --- the shells' interface ---------------------------------------------------
 
@@ -549,8 +551,13 @@ class RunDriver:
         wire = self.wire
         fresh = False
         pause = Sleep(self._pause) if self._pause and batch else None
+        stall = self.timeouts.stall
+        news = False
         while True:
             chunk = yield _RECEIVE
+            if stall is not None:
+                # Checked on every read, heartbeats included: they come while the run is silent.
+                news = self._check_stall(stall, news, ended=isinstance(chunk, Broken) or not chunk)
             if isinstance(chunk, Broken):
                 return _Read(Signal.LOST, fresh, broken=chunk)
             if not chunk:
@@ -586,13 +593,35 @@ class RunDriver:
                     yield from prepare
                 for part in wire.convert(item):
                     yield part
-                if new and not fresh:
-                    # The first news on this connection resets the backoff;
-                    # nothing sets it again before the connection ends.
-                    fresh = True
-                    retry.progress()
+                if new:
+                    news = True
+                    if not fresh:
+                        # The first news on this connection resets the backoff;
+                        # nothing sets it again before the connection ends.
+                        fresh = True
+                        retry.progress()
             if pause is not None and len(chunk) < _CAUGHT_UP:
                 yield pause
+
+    def _check_stall(self, stall: float, news: bool, *, ended: bool) -> bool:
+        """Fail the run once it sent no event for ``stall`` seconds (``Timeouts.stall``).
+
+        ``news``: whether the reads since the last check brought one; ``ended``:
+        the connection is over (a reconnect, or the run's end, is no stall of its
+        own). Returns ``False``, the news owed to the next check.
+        """
+        now = self._clock()
+        if news or self._news_at is None:
+            self._news_at = now
+        elif not ended and now - self._news_at > stall:
+            self._fail(
+                RemoteTimeoutError(
+                    f"run {self.run_id} sent no event for {stall:g}s (Timeouts.stall) while the server kept its "
+                    "stream open: the worker executing it may be gone (a server starts such a run again once the "
+                    "worker's heartbeat is stale, LG_BG_JOB_HEARTBEAT); the run is cancelled"
+                )
+            )
+        return False
 
     def _check_anchor(self, frame_id: str | None, event: str) -> None:
         """A join's first frame: where it asked to start, or the events before it are gone."""
