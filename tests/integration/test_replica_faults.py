@@ -1,0 +1,213 @@
+"""A replica killed mid-run: every event once, no hang, and no error, on every run method.
+
+A stack of its own (``ReplicaServer``: two ``langhost`` replicas on one Postgres
+and one Redis, behind a balancer, ``LG_BG_JOB_HEARTBEAT=5``) serves ``relay``:
+three nodes, 20 ticks each, 0.1 s apart, each writing the PID of the replica
+executing it to a file the test names. Once the run is in its second node, the
+test signals either the replica *executing* it or the other one (which may be
+*serving* the caller's stream), with ``SIGKILL`` (a crash) or ``SIGTERM`` (a
+rolling deploy), then starts it again for the next trial.
+
+- The serving replica: the balancer takes the reconnected stream elsewhere.
+- The executing replica: the server queues the run again (at once on ``SIGTERM``;
+  on ``SIGKILL`` once its heartbeat is 5 s stale) and the new attempt runs
+  ``relay`` again from its latest checkpoint, sending the second node's ticks
+  again under new ids. The caller must see each tick once (``attempts.py``).
+
+Slow (about 20 s a trial), so soak-marked, and they need the replica stack's
+virtualenv: CI runs them in the replica-faults lane (``-m soak
+--remote-graph-server=replicas``); other lanes skip them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph_sdk import get_sync_client
+
+from remote_graph import RemoteGraph
+from remote_graph.pytest_plugin import config_path, server_choice
+from remote_graph.testing import ReplicaServer
+
+pytestmark = [pytest.mark.integration, pytest.mark.soak]
+
+TICKS = 20
+INPUT = {"x": TICKS, "log": []}
+OUTPUT = {"x": TICKS, "log": ["leg0", "leg1", "leg2"]}
+# Into the second node: the first takes 2 s, the run's pickup well under a second.
+KILL_AFTER = 2.5
+# A trial must end well before this: the retried attempt starts within the heartbeat's
+# staleness (5 s) plus the sweep, then runs 4 s.
+BOUND = 90.0
+
+
+@pytest.fixture(scope="module")
+def stack(pytestconfig: pytest.Config) -> Iterator[ReplicaServer]:
+    if server_choice(pytestconfig) != "replicas":
+        pytest.skip("the replica fault tests run in the replica-faults lane: --remote-graph-server=replicas")
+    server = ReplicaServer(
+        config_path(pytestconfig),
+        replicas=2,
+        python=pytestconfig.getoption("--remote-graph-replicas-python"),
+        bg_job_heartbeat=5.0,
+    )
+    with server:
+        yield server
+
+
+def _ticks(chunks: list[Any]) -> list[int]:
+    return [chunk["tick"] for chunk in chunks]
+
+
+def _stream(graph: RemoteGraph, config: dict[str, Any]) -> Any:
+    return _ticks(list(graph.stream(INPUT, config, stream_mode="custom")))
+
+
+def _astream(graph: RemoteGraph, config: dict[str, Any]) -> Any:
+    async def go() -> list[Any]:
+        return [chunk async for chunk in graph.astream(INPUT, config, stream_mode="custom")]
+
+    return _ticks(asyncio.run(go()))
+
+
+def _v3(graph: RemoteGraph, config: dict[str, Any]) -> Any:
+    run = graph.stream_events(INPUT, config, version="v3")
+    ticks = _ticks(list(run.custom))
+    assert run.output == OUTPUT
+    return ticks
+
+
+def _av3(graph: RemoteGraph, config: dict[str, Any]) -> Any:
+    async def go() -> list[Any]:
+        run = await graph.astream_events(INPUT, config, version="v3")
+        ticks = [chunk async for chunk in run.custom]
+        assert await run.output() == OUTPUT
+        return ticks
+
+    return _ticks(asyncio.run(go()))
+
+
+def _invoke(graph: RemoteGraph, config: dict[str, Any]) -> Any:
+    return graph.invoke(INPUT, config)
+
+
+def _ainvoke(graph: RemoteGraph, config: dict[str, Any]) -> Any:
+    return asyncio.run(graph.ainvoke(INPUT, config))
+
+
+CALLS: dict[str, tuple[Callable[[RemoteGraph, dict[str, Any]], Any], Any]] = {
+    "stream": (_stream, list(range(3 * TICKS))),
+    "astream": (_astream, list(range(3 * TICKS))),
+    "v3": (_v3, list(range(3 * TICKS))),
+    "av3": (_av3, list(range(3 * TICKS))),
+    "invoke": (_invoke, OUTPUT),
+    "ainvoke": (_ainvoke, OUTPUT),
+}
+
+
+class _Killer(threading.Thread):
+    """Signals a replica once the run is in its second node: the one executing it, or the other."""
+
+    def __init__(self, stack: ReplicaServer, pid_file: Path, executing: bool, sig: signal.Signals) -> None:
+        super().__init__(daemon=True)
+        self.stack, self.pid_file, self.executing, self.sig = stack, pid_file, executing, sig
+        self.victim: int | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            deadline = time.monotonic() + 30
+            while not self.pid_file.exists():
+                if time.monotonic() > deadline:
+                    raise TimeoutError("the run never started")
+                time.sleep(0.02)
+            time.sleep(KILL_AFTER)
+            executing = self.stack.replica_pids.index(int(self.pid_file.read_text()))
+            self.victim = executing if self.executing else 1 - executing
+            self.stack.signal_replica(self.victim, self.sig)
+        except BaseException as exc:  # reported by the test
+            self.error = exc
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+@pytest.mark.parametrize("target", ["executing", "serving"])
+@pytest.mark.parametrize("call", list(CALLS))
+def test_a_replica_lost_mid_run_loses_and_repeats_nothing(
+    stack: ReplicaServer, tmp_path: Path, call: str, target: str, sig: signal.Signals
+) -> None:
+    method, expected = CALLS[call]
+    pid_file = tmp_path / "pid"
+    thread_id = str(uuid.uuid4())
+    config = {"configurable": {"thread_id": thread_id, "pid_file": str(pid_file)}}
+    killer = _Killer(stack, pid_file, target == "executing", sig)
+    killer.start()
+    started = time.monotonic()
+    try:
+        got = method(RemoteGraph("relay", url=stack.url), config)
+        took = time.monotonic() - started
+    finally:
+        killer.join(35)
+        if killer.victim is not None:
+            stack.restart_replica(killer.victim)
+    assert killer.error is None and killer.victim is not None
+    assert got == expected
+    assert took < BOUND
+    runs = get_sync_client(url=stack.url).runs.list(thread_id)
+    assert [run["status"] for run in runs] == ["success"]
+
+
+# --- what the server does, not the client: a probe (docs/divergences.md) -------------------
+
+
+def _replay(url: str, thread_id: str, run_id: str) -> list[tuple[str, Any]]:
+    """Every stored frame of a finished run, as ``(event, data)``."""
+    client = get_sync_client(url=url)
+    return [
+        (part.event, part.data)
+        for part in client.runs.join_stream(thread_id, run_id, last_event_id="0-0")  # the whole stream
+    ]
+
+
+@pytest.mark.timeout(240)
+def test_probe_a_retried_attempts_events_have_new_run_ids(stack: ReplicaServer, tmp_path: Path) -> None:
+    # Why astream_events cannot drop a retried attempt's repeats: its events mode
+    # frames name the root chain and the rerun node under new run ids.
+    client = get_sync_client(url=stack.url)
+    pid_file = tmp_path / "pid"
+    thread_id = client.threads.create()["thread_id"]
+    run = client.runs.create(
+        thread_id,
+        "relay",
+        input=INPUT,
+        config={"configurable": {"pid_file": str(pid_file)}},
+        stream_mode=["events"],
+        stream_resumable=True,
+    )
+    killer = _Killer(stack, pid_file, True, signal.SIGKILL)
+    killer.start()
+    killer.join(35)
+    if killer.victim is not None:
+        stack.restart_replica(killer.victim)
+    assert killer.error is None and killer.victim is not None
+    # A new client: the old one's kept-alive connections may lead to the killed replica.
+    assert get_sync_client(url=stack.url).runs.join(thread_id, run["run_id"]) == OUTPUT
+    frames = _replay(stack.url, thread_id, run["run_id"])
+    attempts = [data["attempt"] for event, data in frames if event == "metadata"]
+    assert attempts == [1, 2]
+    starts = [
+        (data["name"], data["run_id"])
+        for event, data in frames
+        if event == "events" and data["event"] == "on_chain_start"
+    ]
+    root_runs = {run_id for name, run_id in starts if name == "relay"}
+    leg1_runs = {run_id for name, run_id in starts if name == "leg1"}
+    assert len(root_runs) == 2 and len(leg1_runs) == 2
