@@ -60,6 +60,7 @@ def test_the_table_matches_the_documented_transitions() -> None:
         (Phase.BACKING_OFF, Signal.RETRY): Phase.OPENING,
         (Phase.BACKING_OFF, Signal.GIVE_UP): Phase.DONE,
         (Phase.FAILING, Signal.ENDED): Phase.DONE,
+        (Phase.FAILING, Signal.STREAM_FAILED): Phase.BACKING_OFF,
         (Phase.ENDING, Signal.ENDED): Phase.DONE,
     }
     table = {(phase, signal): target for phase, moves in FOLLOW.items() for signal, target in moves.items()}

@@ -219,6 +219,64 @@ def test_a_failed_run_raises_the_exception_the_node_raised() -> None:
     assert server.trail() == [START, VERDICT, ("GET", f"{THREAD}/state")]
 
 
+def test_an_error_frame_of_a_run_that_still_runs_is_the_stream_s_and_the_stream_resumes() -> None:
+    # A replica whose database went away ends the stream it serves with an error
+    # frame (measured on the replica stack: "DBAPIError") while the run goes on.
+    w = Wire().metadata()
+    for i in range(2):
+        w.tick().event("custom", {"i": i})
+    w.tick().raw("error", {"error": "DBAPIError", "message": "An internal error occurred"}, frame_id=None)
+    for i in range(2, 4):
+        w.tick().event("custom", {"i": i})
+    w.tick().event("values", {"done": True}, interrupts=[])
+    server = FakeServer(
+        w.frames,
+        [Conn(live=4)],
+        rest={("GET", RUN): [Response(200, {"status": "running"}), Response(200, {"status": "success"})]},
+    )
+    driver, out = run(server)
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+    assert [p["data"]["i"] for p in out.parts if p["type"] == "custom"] == [0, 1, 2, 3]
+    assert server.trail()[:3] == [START, VERDICT, ("sleep", 0.05)]
+
+
+@pytest.mark.parametrize(
+    "answer", [Response(500, {"detail": "Internal Server Error"}), Broken(httpx.ConnectError("refused"))]
+)
+def test_an_error_frame_whose_run_record_cannot_be_read_is_no_verdict(answer: Response | Broken) -> None:
+    # The replica's database is away: its stream fails, and so does the record read.
+    w = Wire().metadata()
+    w.tick().event("custom", {"i": 0})
+    w.tick().raw("error", {"error": "DBAPIError", "message": "An internal error occurred"}, frame_id=None)
+    w.tick().event("custom", {"i": 1})
+    w.tick().event("values", {"done": True}, interrupts=[])
+    server = FakeServer(w.frames, [Conn(live=3)], rest={("GET", RUN): [answer, Response(200, {"status": "success"})]})
+    driver, out = run(server)
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+    assert [p["data"]["i"] for p in out.parts if p["type"] == "custom"] == [0, 1]
+
+
+def test_a_run_that_failed_while_its_record_could_not_be_read_raises_what_its_error_frame_said() -> None:
+    # The worker's database went away: the run fails with the database's error, which
+    # its error frame names while the record cannot be read; the state and the thread
+    # name none.
+    w = Wire().metadata()
+    w.tick().event("custom", {"i": 0})
+    w.tick().raw("error", {"error": "AdminShutdown", "message": "An internal error occurred"}, frame_id=None)
+    server = FakeServer(
+        w.frames,
+        [Conn(live=3)],
+        rest={
+            ("GET", RUN): [Response(500, {"detail": "Internal Server Error"}), Response(200, {"status": "error"})],
+            ("GET", f"{THREAD}/state"): Response(200, {"values": {}, "tasks": []}),
+            ("GET", THREAD): Response(200, {"thread_id": "T", "status": "error"}),
+        },
+    )
+    driver, out = run(server)
+    assert type(out.error).__name__ == "AdminShutdown" and isinstance(out.error, RemoteRunError)
+    assert driver.status is RunStatus.FAILED
+
+
 def test_a_failed_run_whose_state_is_unreadable_raises_what_the_error_event_said() -> None:
     server = FakeServer(
         failed_run(),

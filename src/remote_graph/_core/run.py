@@ -199,6 +199,9 @@ class RunDriver:
         self._thread_made = False
         # When the run last sent an event, for ``Timeouts.stall`` (from the first read on).
         self._news_at: float | None = None
+        # An error frame that came while the run's record said it still ran (or could not
+        # be read): a stream's failure, or the run's own error announced before its record.
+        self._stream_error: Mapping[str, Any] | None = None
 
     # --- the shells' interface ---------------------------------------------------
 
@@ -524,8 +527,9 @@ class RunDriver:
                 yield Sleep(delay)
                 follow.on(Signal.RETRY)
             elif phase is Phase.FAILING:
-                yield from self._error_frame(last.error or "")
-                return
+                if (yield from self._error_frame(last.error or "")):
+                    return
+                loss = _Loss()
             elif phase is Phase.ENDING:
                 assert verdict is not None
                 yield from self._end(verdict)
@@ -661,7 +665,15 @@ class RunDriver:
         self.state.move(status)
         self.follow.on(Signal.ENDED)
 
-    def _error_frame(self, data: str) -> Conversation:
+    def _error_frame(self, data: str) -> Generator[IOAction | Part, Any, bool]:
+        """An error frame: end the run as its record says, unless it still runs.
+
+        Returns:
+            Whether the run ended; ``False`` when the record says it still runs, or
+            could not be read: the error was the stream's (a replica whose database
+            went away fails the stream it serves, not the run), and the stream is
+            resumed until the server gives its verdict.
+        """
         try:
             wire_error = orjson.loads(data)
         except orjson.JSONDecodeError:
@@ -669,6 +681,15 @@ class RunDriver:
         reply = yield Request("GET", self.run_path)
         record = reply.body if not isinstance(reply, Broken) and reply.status == 200 else None
         deleted = not isinstance(reply, Broken) and reply.status == 404
+        unknown = isinstance(reply, Broken) or reply.status in _RETRYABLE
+        if unknown or isinstance(record, Mapping) and record.get("status") in _ACTIVE:
+            # Not the run's verdict: it runs, or the record could not be read (the
+            # replica's database is away); the verdict comes once the stream is back.
+            logger.debug("run %s: its stream failed (%.200s); resuming it", self.run_id, data)
+            # What the run failed with, if it did and names its error nowhere else.
+            self._stream_error = wire_error if isinstance(wire_error, Mapping) else None
+            self.follow.on(Signal.STREAM_FAILED)
+            return False
         if deleted or isinstance(record, Mapping) and record.get("status") == "interrupted":
             # The run was deleted while it ran (a rollback; the stream says "Run not
             # found"), or another run interrupted it (``multitask_strategy="interrupt"``;
@@ -678,8 +699,9 @@ class RunDriver:
                 yield part
             self.state.move(RunStatus.CANCELLED)
             self.follow.on(Signal.ENDED)
-            return
+            return True
         yield from self._failed(record, wire_error if isinstance(wire_error, Mapping) else None)
+        return True
 
     def _failed(self, record: Any, wire_error: Mapping[str, Any] | None) -> Conversation:
         """Fail the run with the exception the server reports (its verdict)."""
@@ -695,7 +717,7 @@ class RunDriver:
                 reply = yield Request("GET", self._thread_path)
                 thread = reply.body if not isinstance(reply, Broken) and reply.status == 200 else None
                 kept = thread.get("error") if isinstance(thread, Mapping) else None
-                wire_error = kept if isinstance(kept, Mapping) else None
+                wire_error = kept if isinstance(kept, Mapping) else self._stream_error
             error = failure_from_state(state, wire_error, max_error_types=self.limits.max_error_types)
         for part in self.wire.finish(interrupted=False):
             yield part

@@ -129,7 +129,8 @@ def status_from_server(run: Any, *, raised_interrupts: bool) -> RunStatus | None
 #      │  ▲                                    │                                               │ closed_no_news
 #      │  └──────────lost──────────────────────┘                                               ▼
 #      ├──retry──► OPENING                                                                    ENDING ──ended──► DONE
-#      └──give_up──► DONE       (refused: OPENING, CHECKING → DONE; ended: FAILING → DONE)
+#      └──give_up──► DONE       (refused: OPENING, CHECKING → DONE; ended: FAILING → DONE;
+#                                stream_failed: FAILING → BACKING_OFF)
 #
 # A join (following a run another caller started) begins in LOOKING_UP, reading the
 # run's record: found ──► OPENING, refused ──► DONE. A detached start (the caller
@@ -152,7 +153,7 @@ class Phase(_Named):
     BACKING_OFF = enum.auto()
     """The stream was lost: waiting before the next attempt, or giving up once the budget is spent."""
     FAILING = enum.auto()
-    """The stream carried an error frame: learning the exception the run failed with."""
+    """The stream carried an error frame: learning whether the run failed, and with what."""
     ENDING = enum.auto()
     """Every frame has arrived: ending the run with the server's verdict."""
     DONE = enum.auto()
@@ -170,7 +171,10 @@ class Signal(_Named):
         CLOSED: The stream ended cleanly, before the verdict is known.
         CLOSED_WITH_NEWS: A confirming stream ended cleanly after delivering something new.
         CLOSED_NO_NEWS: A confirming stream ended cleanly with nothing new: every frame has arrived.
-        ERROR_FRAME: The stream carried the run's error.
+        ERROR_FRAME: The stream carried an error frame.
+        STREAM_FAILED: After an error frame, the record says the run still runs, or
+            cannot be read: the error was the stream's (a replica that lost its
+            database), not the run's verdict.
         RUNNING: The record says the run still runs, and the closed stream had brought news.
         RUNNING_NO_NEWS: The record says the run still runs, and the closed stream brought nothing new.
         OVER: The record says the run is over (or it was deleted).
@@ -189,6 +193,7 @@ class Signal(_Named):
     CLOSED_WITH_NEWS = enum.auto()
     CLOSED_NO_NEWS = enum.auto()
     ERROR_FRAME = enum.auto()
+    STREAM_FAILED = enum.auto()
     RUNNING = enum.auto()
     RUNNING_NO_NEWS = enum.auto()
     OVER = enum.auto()
@@ -233,7 +238,10 @@ FOLLOW: dict[Phase, dict[Signal, Phase]] = {
         Signal.RETRY: Phase.OPENING,
         Signal.GIVE_UP: Phase.DONE,
     },
-    Phase.FAILING: {Signal.ENDED: Phase.DONE},
+    Phase.FAILING: {
+        Signal.ENDED: Phase.DONE,
+        Signal.STREAM_FAILED: Phase.BACKING_OFF,
+    },
     Phase.ENDING: {Signal.ENDED: Phase.DONE},
     Phase.DONE: {},
 }
