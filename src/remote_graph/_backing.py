@@ -130,6 +130,9 @@ class BackingStores:
         self.redis_port = 0
         self._postgres: subprocess.Popen[bytes] | None = None
         self._redis: subprocess.Popen[bytes] | None = None
+        self._data_dir: Path | None = None
+        # ``Popen``'s user and group for Postgres's programs (run as root: the postgres user's).
+        self._as_user: dict[str, Any] = {}
 
     @property
     def database_uri(self) -> str:
@@ -154,26 +157,59 @@ class BackingStores:
             RuntimeError: If ``initdb`` fails or a server exits first, with its log's tail.
             TimeoutError: If a server does not accept connections in time.
         """
-        self._start_postgres(data_dir)
+        self._data_dir = data_dir
+        self._initdb(data_dir)
+        self.postgres_port = free_port(self.host)
+        self._run_postgres()
         self.redis_port = free_port(self.host)
-        log = data_dir / "redis.log"
+        self._run_redis()
+
+    def restart_redis(self, sig: signal.Signals = signal.SIGKILL) -> None:
+        """Stop Redis with ``sig`` (by default as a crash: it keeps nothing, ``--save ''``)
+        and start it again on its port, as a restarted or failed-over Redis comes back.
+
+        Raises:
+            RuntimeError: If the stores are not running, or Redis exits before it answers.
+            TimeoutError: If it does not accept connections in time.
+        """
+        if self._redis is None or self._data_dir is None:
+            raise RuntimeError("Redis is not running")
+        stop_process_group(self._redis, sig, _START_TIMEOUT)
+        self._run_redis()
+
+    def restart_postgres(self, down: float = 0.0) -> None:
+        """Stop Postgres (its fast shutdown: connections are closed), leave it down for
+        ``down`` seconds, and start it again on its port with the same data.
+
+        Raises:
+            RuntimeError: If the stores are not running, or Postgres exits before it answers.
+            TimeoutError: If it does not accept connections in time.
+        """
+        if self._postgres is None or self._data_dir is None:
+            raise RuntimeError("Postgres is not running")
+        stop_process_group(self._postgres, signal.SIGINT, _START_TIMEOUT)
+        time.sleep(down)
+        self._run_postgres()
+
+    def _run_redis(self) -> None:
+        assert self._data_dir is not None
+        log = self._data_dir / "redis.log"
         command = [str(self.redis_server), "--bind", self.host, "--port", str(self.redis_port), "--save", ""]
-        command += ["--appendonly", "no", "--dir", str(data_dir)]
+        command += ["--appendonly", "no", "--dir", str(self._data_dir)]
         self._redis = spawn_logged(command, log)
         self._wait(self._redis, "redis-server", log, self.redis_port, b"PING\r\n", b"+PONG")
 
-    def _start_postgres(self, data_dir: Path) -> None:
+    def _initdb(self, data_dir: Path) -> None:
         cluster, sockets, log = data_dir / "postgres", data_dir / "pg-sockets", data_dir / "postgres.log"
         cluster.mkdir()
         sockets.mkdir()
         log.touch()
         owner = _postgres_user()
-        as_user: dict[str, Any] = {}
         if owner is not None:
             data_dir.chmod(0o755)  # the postgres user reaches its directories and its log through it
             for path in (cluster, sockets, log):
                 os.chown(path, *owner)
-            as_user = {"user": owner[0], "group": owner[1], "extra_groups": []}
+            self._as_user = {"user": owner[0], "group": owner[1], "extra_groups": []}
         with log.open("ab") as out:
             initdb = [str(self.postgres_bin / "initdb"), "-D", str(cluster), "--auth=trust", "-U", POSTGRES_USER]
             done = subprocess.run(
@@ -183,15 +219,18 @@ class BackingStores:
                 stdin=subprocess.DEVNULL,
                 timeout=_START_TIMEOUT * 4,
                 check=False,
-                **as_user,
+                **self._as_user,
             )
         if done.returncode != 0:
             raise RuntimeError(f"initdb exited with code {done.returncode}:\n{tail(log.read_text(errors='replace'))}")
-        self.postgres_port = free_port(self.host)
+
+    def _run_postgres(self) -> None:
+        assert self._data_dir is not None
+        cluster, sockets, log = (self._data_dir / name for name in ("postgres", "pg-sockets", "postgres.log"))
         command = [str(self.postgres_bin / "postgres"), "-D", str(cluster), "-p", str(self.postgres_port)]
         command += ["-c", f"listen_addresses={self.host}", "-c", f"unix_socket_directories={sockets}"]
         command += ["-c", f"max_connections={self.max_connections}", "-c", "fsync=off"]
-        self._postgres = spawn_logged(command, log, **as_user)
+        self._postgres = spawn_logged(command, log, **self._as_user)
         self._wait(self._postgres, "postgres", log, self.postgres_port)
 
     def _wait(

@@ -31,16 +31,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.runnables import RunnableConfig
 from langgraph_sdk import get_sync_client
 
-from remote_graph import RemoteGraph
+from remote_graph import RemoteGraph, RunStatus
+from remote_graph.errors import RemoteGraphError, RemoteRunError
 from remote_graph.pytest_plugin import config_path, server_choice
 from remote_graph.testing import ReplicaServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.soak]
 
 TICKS = 20
-INPUT = {"x": TICKS, "log": []}
+INPUT: dict[str, Any] = {"x": TICKS, "log": []}
 OUTPUT = {"x": TICKS, "log": ["leg0", "leg1", "leg2"]}
 # Into the second node: the first takes 2 s, the run's pickup well under a second.
 KILL_AFTER = 2.5
@@ -67,25 +69,25 @@ def _ticks(chunks: list[Any]) -> list[int]:
     return [chunk["tick"] for chunk in chunks]
 
 
-def _stream(graph: RemoteGraph, config: dict[str, Any]) -> Any:
+def _stream(graph: RemoteGraph, config: RunnableConfig) -> Any:
     return _ticks(list(graph.stream(INPUT, config, stream_mode="custom")))
 
 
-def _astream(graph: RemoteGraph, config: dict[str, Any]) -> Any:
+def _astream(graph: RemoteGraph, config: RunnableConfig) -> Any:
     async def go() -> list[Any]:
         return [chunk async for chunk in graph.astream(INPUT, config, stream_mode="custom")]
 
     return _ticks(asyncio.run(go()))
 
 
-def _v3(graph: RemoteGraph, config: dict[str, Any]) -> Any:
+def _v3(graph: RemoteGraph, config: RunnableConfig) -> Any:
     run = graph.stream_events(INPUT, config, version="v3")
     ticks = _ticks(list(run.custom))
     assert run.output == OUTPUT
     return ticks
 
 
-def _av3(graph: RemoteGraph, config: dict[str, Any]) -> Any:
+def _av3(graph: RemoteGraph, config: RunnableConfig) -> Any:
     async def go() -> list[Any]:
         run = await graph.astream_events(INPUT, config, version="v3")
         ticks = [chunk async for chunk in run.custom]
@@ -95,15 +97,15 @@ def _av3(graph: RemoteGraph, config: dict[str, Any]) -> Any:
     return _ticks(asyncio.run(go()))
 
 
-def _invoke(graph: RemoteGraph, config: dict[str, Any]) -> Any:
+def _invoke(graph: RemoteGraph, config: RunnableConfig) -> Any:
     return graph.invoke(INPUT, config)
 
 
-def _ainvoke(graph: RemoteGraph, config: dict[str, Any]) -> Any:
+def _ainvoke(graph: RemoteGraph, config: RunnableConfig) -> Any:
     return asyncio.run(graph.ainvoke(INPUT, config))
 
 
-CALLS: dict[str, tuple[Callable[[RemoteGraph, dict[str, Any]], Any], Any]] = {
+CALLS: dict[str, tuple[Callable[[RemoteGraph, RunnableConfig], Any], Any]] = {
     "stream": (_stream, list(range(3 * TICKS))),
     "astream": (_astream, list(range(3 * TICKS))),
     "v3": (_v3, list(range(3 * TICKS))),
@@ -113,13 +115,13 @@ CALLS: dict[str, tuple[Callable[[RemoteGraph, dict[str, Any]], Any], Any]] = {
 }
 
 
-class _Killer(threading.Thread):
-    """Signals a replica once the run is in its second node: the one executing it, or the other."""
+class _Fault(threading.Thread):
+    """Strikes once the run is in its second node (``KILL_AFTER`` after its first node started)."""
 
-    def __init__(self, stack: ReplicaServer, pid_file: Path, executing: bool, sig: signal.Signals) -> None:
+    def __init__(self, stack: ReplicaServer, pid_file: Path) -> None:
         super().__init__(daemon=True)
-        self.stack, self.pid_file, self.executing, self.sig = stack, pid_file, executing, sig
-        self.victim: int | None = None
+        self.stack, self.pid_file = stack, pid_file
+        self.done = False
         self.error: BaseException | None = None
 
     def run(self) -> None:
@@ -130,11 +132,27 @@ class _Killer(threading.Thread):
                     raise TimeoutError("the run never started")
                 time.sleep(0.02)
             time.sleep(KILL_AFTER)
-            executing = self.stack.replica_pids.index(int(self.pid_file.read_text()))
-            self.victim = executing if self.executing else 1 - executing
-            self.stack.signal_replica(self.victim, self.sig)
+            self.strike(int(self.pid_file.read_text()))
+            self.done = True
         except BaseException as exc:  # reported by the test
             self.error = exc
+
+    def strike(self, executing_pid: int) -> None:
+        raise NotImplementedError
+
+
+class _Killer(_Fault):
+    """Signals the replica executing the run, or the other one."""
+
+    def __init__(self, stack: ReplicaServer, pid_file: Path, executing: bool, sig: signal.Signals) -> None:
+        super().__init__(stack, pid_file)
+        self.executing, self.sig = executing, sig
+        self.victim: int | None = None
+
+    def strike(self, executing_pid: int) -> None:
+        executing = self.stack.replica_pids.index(executing_pid)
+        self.victim = executing if self.executing else 1 - executing
+        self.stack.signal_replica(self.victim, self.sig)
 
 
 @pytest.mark.timeout(240)
@@ -147,7 +165,7 @@ def test_a_replica_lost_mid_run_loses_and_repeats_nothing(
     method, expected = CALLS[call]
     pid_file = tmp_path / "pid"
     thread_id = str(uuid.uuid4())
-    config = {"configurable": {"thread_id": thread_id, "pid_file": str(pid_file)}}
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id, "pid_file": str(pid_file)}}
     killer = _Killer(stack, pid_file, target == "executing", sig)
     killer.start()
     started = time.monotonic()
@@ -189,7 +207,7 @@ def test_probe_a_retried_attempts_events_have_new_run_ids(stack: ReplicaServer, 
         "relay",
         input=INPUT,
         config={"configurable": {"pid_file": str(pid_file)}},
-        stream_mode=["events"],
+        stream_mode="events",
         stream_resumable=True,
     )
     killer = _Killer(stack, pid_file, True, signal.SIGKILL)
@@ -211,3 +229,127 @@ def test_probe_a_retried_attempts_events_have_new_run_ids(stack: ReplicaServer, 
     root_runs = {run_id for name, run_id in starts if name == "relay"}
     leg1_runs = {run_id for name, run_id in starts if name == "leg1"}
     assert len(root_runs) == 2 and len(leg1_runs) == 2
+
+
+# --- joins across replicas -------------------------------------------------------------------
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("kind", ["v3", "classic"])
+def test_a_run_started_on_one_replica_is_joined_on_the_other_once_from_a_cursor(
+    stack: ReplicaServer, kind: str
+) -> None:
+    # Started past the balancer on replica 0, read halfway on replica 1, then
+    # joined from the cursor on replica 0 by a second reader: every tick once, in
+    # order. (The first reader stays open: leaving a join early cancels the run.)
+    first, second = (RemoteGraph("relay", url=url) for url in stack.replica_urls)
+    thread_id = str(uuid.uuid4())
+    classic: dict[str, Any] = {} if kind == "v3" else {"stream_mode": "custom"}
+    modes: dict[str, Any] = {} if kind == "v3" else {"version": "v2", **classic}
+
+    def tick(item: Any) -> int | None:
+        if kind == "v3":
+            return item["params"]["data"]["tick"] if item["method"] == "custom" else None
+        return int(item["data"]["tick"])
+
+    handle = first.start(INPUT, {"configurable": {"thread_id": thread_id}}, **classic)
+    reader = second.join(handle.run_id, thread_id=thread_id, **modes)
+    seen: list[int] = []
+    for item in reader:
+        if (value := tick(item)) is not None:
+            seen.append(value)
+        if len(seen) == 25:
+            break
+    cursor = reader.cursor
+    rest = [
+        value
+        for item in first.join(handle.run_id, thread_id=thread_id, after=cursor, **modes)
+        if (value := tick(item)) is not None
+    ]
+    assert seen + rest == list(range(3 * TICKS))
+    assert handle.wait(timeout=30).status is RunStatus.COMPLETED
+    # The first reader ends too (the run is over: nothing is cancelled).
+    reader.abort() if kind == "v3" else reader.close()
+
+
+# --- the stores: Redis restarted, Postgres down for a few seconds (last: the replicas recover slowly) ------
+
+
+class _StoreFault(_Fault):
+    """Restarts Redis (as after a crash: it keeps nothing) or takes Postgres down for 3 s."""
+
+    def __init__(self, stack: ReplicaServer, pid_file: Path, store: str) -> None:
+        super().__init__(stack, pid_file)
+        self.store = store
+
+    def strike(self, executing_pid: int) -> None:
+        if self.store == "redis":
+            self.stack.stores.restart_redis()
+        else:
+            self.stack.stores.restart_postgres(down=3.0)
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("store", ["redis", "postgres"])
+@pytest.mark.parametrize("call", ["stream", "v3", "invoke"])
+def test_a_store_lost_mid_run_ends_the_run_as_the_server_ends_it(
+    stack: ReplicaServer, tmp_path: Path, call: str, store: str
+) -> None:
+    # langgraph-runtime-pg 0.11 fails a run whose Redis or Postgres went away under
+    # it (measured: "error", with the store's error). The client must say what the
+    # server says, in bounded time: the run's error where it failed, every tick
+    # once where it went on.
+    method, expected = CALLS[call]
+    _wait_until_serving(stack.url)
+    pid_file = tmp_path / "pid"
+    thread_id = str(uuid.uuid4())
+    fault = _StoreFault(stack, pid_file, store)
+    fault.start()
+    started = time.monotonic()
+    outcome: Any = None
+    try:
+        outcome = method(
+            RemoteGraph("relay", url=stack.url), {"configurable": {"thread_id": thread_id, "pid_file": str(pid_file)}}
+        )
+    except RemoteGraphError as exc:
+        outcome = exc
+    took = time.monotonic() - started
+    fault.join(60)
+    assert fault.error is None and fault.done
+    assert took < BOUND
+    status = _status_once_recovered(stack.url, thread_id)
+    if status == "success":
+        assert outcome == expected
+    else:
+        assert status == "error", (status, outcome)
+        assert isinstance(outcome, RemoteRunError), outcome
+
+
+def _wait_until_serving(url: str) -> None:
+    """Until the replicas run a run again: after Postgres came back, their database
+    pools fail runs for some seconds (measured: about 8)."""
+    graph = RemoteGraph("linear", url=url)
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            graph.invoke({"x": 1, "log": []}, {"configurable": {"thread_id": str(uuid.uuid4())}})
+            return
+        except RemoteGraphError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+
+
+def _status_once_recovered(url: str, thread_id: str) -> str:
+    """The thread's one run's status, read once the replicas answer again (their
+    database pools reconnect after Postgres is back)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            runs = get_sync_client(url=url).runs.list(thread_id)
+            assert len(runs) == 1
+            return str(runs[0]["status"])
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)

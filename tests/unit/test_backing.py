@@ -53,3 +53,12 @@ def test_stores_that_never_started_have_nothing_to_stop(tmp_path: Path) -> None:
     assert stores.pids == [] and stores.exited() is None
     assert stores.database_uri == "postgresql://postgres@127.0.0.1:0/postgres"
     stores.stop()
+
+
+def test_stores_that_never_started_cannot_be_restarted(tmp_path: Path) -> None:
+    pg = programs(tmp_path / "pg", "initdb", "postgres", "redis-server")
+    stores = BackingStores(postgres_bin=pg, redis_server=pg / "redis-server")
+    with pytest.raises(RuntimeError, match="Redis is not running"):
+        stores.restart_redis()
+    with pytest.raises(RuntimeError, match="Postgres is not running"):
+        stores.restart_postgres()
