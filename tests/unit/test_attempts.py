@@ -31,46 +31,40 @@ def filtered(f: AttemptFilter[str], keys: str) -> str:
 # --- the filter ------------------------------------------------------------------------------
 
 
+def attempts(*keys: str) -> list[str]:
+    """What a filter delivers of each attempt in turn, numbered from 1."""
+    f: AttemptFilter[str] = AttemptFilter(operator.eq)
+    delivered = []
+    for number, attempt in enumerate(keys, start=1):
+        assert f.begin(number)
+        delivered.append(filtered(f, attempt))
+    return delivered
+
+
+@pytest.mark.parametrize(
+    ("lost", "retried", "news"),
+    [
+        # Resumed from the checkpoint after "W": "d", "e" again, then news.
+        ("vabcWde", "Wdefg", "fg"),
+        # Laid from "aaa"'s first "a", the whole attempt so far fits; from its last, only one.
+        ("aaa", "aaab", "b"),
+        # A model answering otherwise the second time: "c" fits, "x" fits nowhere;
+        # from there on the attempt is news, "d" included.
+        ("abcd", "cxd", "xd"),
+        # Nothing fits: all news.
+        ("abc", "xab", "xab"),
+    ],
+)
+def test_a_retried_attempt_delivers_what_does_not_repeat_the_lost_one(lost: str, retried: str, news: str) -> None:
+    assert attempts(lost, retried) == [lost, news]
+
+
 def test_a_first_attempt_delivers_everything_even_what_repeats() -> None:
-    f: AttemptFilter[str] = AttemptFilter(operator.eq)
-    f.begin(1)
-    assert filtered(f, "aab") == "aab"
+    assert attempts("aab") == ["aab"]
 
 
-def test_a_retried_attempt_from_a_checkpoint_drops_what_it_repeats() -> None:
-    f: AttemptFilter[str] = AttemptFilter(operator.eq)
-    f.begin(1)
-    assert filtered(f, "vabcWde") == "vabcWde"
-    # Resumed from the checkpoint after "W": "d", "e" again, then news.
-    assert f.begin(2)
-    assert filtered(f, "Wdefg") == "fg"
-
-
-def test_a_retried_attempt_from_the_start_repeating_one_event_delivers_only_the_new_one() -> None:
-    f: AttemptFilter[str] = AttemptFilter(operator.eq)
-    f.begin(1)
-    assert filtered(f, "aaa") == "aaa"
-    f.begin(2)
-    # Laid from "aaa"'s first "a", the whole attempt so far fits; from its last, only one.
-    assert filtered(f, "aaab") == "b"
-
-
-def test_a_retried_attempt_that_differs_is_delivered_from_where_it_differs() -> None:
-    f: AttemptFilter[str] = AttemptFilter(operator.eq)
-    f.begin(1)
-    assert filtered(f, "abcd") == "abcd"
-    f.begin(2)
-    # A model answering otherwise the second time: "c" fits, "x" fits nowhere;
-    # from there on the attempt is news, "d" included.
-    assert filtered(f, "cxd") == "xd"
-
-
-def test_a_retried_attempt_that_fits_nowhere_is_news() -> None:
-    f: AttemptFilter[str] = AttemptFilter(operator.eq)
-    f.begin(1)
-    filtered(f, "abc")
-    f.begin(2)
-    assert filtered(f, "xab") == "xab"
+def test_a_third_attempt_is_laid_over_what_both_before_it_delivered() -> None:
+    assert attempts("abc", "cde", "defg") == ["abc", "de", "fg"]
 
 
 def test_a_metadata_frame_read_again_is_no_new_attempt() -> None:
@@ -93,16 +87,6 @@ def test_an_attempt_first_seen_later_has_nothing_to_repeat() -> None:
     assert filtered(f, "ab") == "ab"
     f.begin(3)
     assert filtered(f, "bc") == "c"
-
-
-def test_a_third_attempt_is_laid_over_what_both_before_it_delivered() -> None:
-    f: AttemptFilter[str] = AttemptFilter(operator.eq)
-    f.begin(1)
-    filtered(f, "abc")
-    f.begin(2)
-    assert filtered(f, "cde") == "de"
-    f.begin(3)
-    assert filtered(f, "defg") == "fg"
 
 
 def test_only_the_last_events_kept_are_laid_over() -> None:
