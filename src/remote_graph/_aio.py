@@ -23,6 +23,7 @@ from remote_graph._core.run import RunDriver
 from remote_graph._private import gather_chunked_reads, read_held_bytes_first
 from remote_graph._shell_common import (
     broken,
+    closed_client,
     is_event_stream,
     request_args,
     response_of,
@@ -49,6 +50,8 @@ class AsyncRequests:
         self._headers = headers or {}
 
     async def request(self, action: Request) -> Response | Broken:
+        if (closed := closed_client(self._http)) is not None:
+            return closed
         try:
             r = await self._http.request(**request_args(action, self._timeouts, self._headers))
         except httpx.HTTPError as exc:
@@ -245,6 +248,8 @@ class AsyncRunSource(AsyncIterator[Part]):
 
     async def _open(self, action: OpenStream) -> Response | Broken:
         await self._close_stream()
+        if (closed := closed_client(self._http)) is not None:
+            return closed
         request = stream_request(self._http, action, self._driver.timeouts, self._headers)
         try:
             response = await self._http.send(request, stream=True)

@@ -127,6 +127,20 @@ def broken(exc: httpx.HTTPError) -> Broken:
     )
 
 
+def closed_client(http: httpx.Client | httpx.AsyncClient) -> Broken | None:
+    """A local failure for a request on a closed HTTP client, else ``None``.
+
+    httpx raises a bare ``RuntimeError`` there; a run stream abandoned after its
+    client was closed (collected late, or left open past a ``with`` block of
+    the client) must still end its cleanup, and a run started on one must fail
+    with an error that says why.
+    """
+    if not http.is_closed:
+        return None
+    what = "the HTTP client was closed (close the RemoteGraph, or the client you passed it, after its runs)"
+    return Broken(RuntimeError(what), local=True, detail=what)
+
+
 # --- requests and answers ------------------------------------------------------------
 
 

@@ -19,6 +19,7 @@ from remote_graph._core.run import RunDriver
 from remote_graph._private import gather_chunked_reads
 from remote_graph._shell_common import (
     broken,
+    closed_client,
     is_event_stream,
     request_args,
     response_of,
@@ -47,6 +48,8 @@ class SyncRequests:
         self._headers = headers or {}
 
     def request(self, action: Request) -> Response | Broken:
+        if (closed := closed_client(self._http)) is not None:
+            return closed
         try:
             r = self._http.request(**request_args(action, self._timeouts, self._headers))
         except httpx.HTTPError as exc:
@@ -143,6 +146,8 @@ class SyncRunSource(Iterator[Part]):
 
     def _open(self, action: OpenStream) -> Response | Broken:
         self._close_stream()
+        if (closed := closed_client(self._http)) is not None:
+            return closed
         request = stream_request(self._http, action, self._driver.timeouts, self._headers)
         try:
             response = self._http.send(request, stream=True)
