@@ -289,7 +289,7 @@ class _StoreFault(_Fault):
             self.stack.stores.restart_postgres(down=3.0)
 
 
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(480)
 @pytest.mark.parametrize("store", ["redis", "postgres"])
 @pytest.mark.parametrize("call", ["stream", "v3", "invoke"])
 def test_a_store_lost_mid_run_ends_the_run_as_the_server_ends_it(
@@ -300,24 +300,32 @@ def test_a_store_lost_mid_run_ends_the_run_as_the_server_ends_it(
     # server says, in bounded time: the run's error where it failed, every tick
     # once where it went on.
     method, expected = CALLS[call]
-    _wait_until_serving(stack.url)
-    pid_file = tmp_path / "pid"
-    thread_id = str(uuid.uuid4())
-    fault = _StoreFault(stack, pid_file, store)
-    fault.start()
-    started = time.monotonic()
-    outcome: Any = None
-    try:
-        outcome = method(
-            RemoteGraph("relay", url=stack.url), {"configurable": {"thread_id": thread_id, "pid_file": str(pid_file)}}
-        )
-    except RemoteGraphError as exc:
-        outcome = exc
-    took = time.monotonic() - started
-    fault.join(60)
-    assert fault.error is None and fault.done
+    # A run can fail before its first node while the replicas recover from the last
+    # fault (a worker's stale Redis connection: ConnectionError): consistent, but
+    # not this test's case; such a trial is tried again.
+    for trial in range(3):
+        _wait_until_serving(stack)
+        pid_file = tmp_path / f"pid-{trial}"
+        thread_id = str(uuid.uuid4())
+        fault = _StoreFault(stack, pid_file, store)
+        fault.start()
+        started = time.monotonic()
+        outcome: Any = None
+        try:
+            outcome = method(
+                RemoteGraph("relay", url=stack.url),
+                {"configurable": {"thread_id": thread_id, "pid_file": str(pid_file)}},
+            )
+        except RemoteGraphError as exc:
+            outcome = exc
+        took = time.monotonic() - started
+        fault.join(60)
+        status = _status_once_recovered(stack.url, thread_id)
+        if fault.done or pid_file.exists():
+            break
+        assert status == "error" and isinstance(outcome, RemoteRunError), (status, outcome)
+    assert fault.error is None and fault.done, (fault.error, status, outcome)
     assert took < BOUND
-    status = _status_once_recovered(stack.url, thread_id)
     if status == "success":
         assert outcome == expected
     else:
@@ -325,18 +333,23 @@ def test_a_store_lost_mid_run_ends_the_run_as_the_server_ends_it(
         assert isinstance(outcome, RemoteRunError), outcome
 
 
-def _wait_until_serving(url: str) -> None:
-    """Until the replicas run a run again: after Postgres came back, their database
-    pools fail runs for some seconds (measured: about 8)."""
-    graph = RemoteGraph("linear", url=url)
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            graph.invoke({"x": 1, "log": []}, {"configurable": {"thread_id": str(uuid.uuid4())}})
-            return
-        except RemoteGraphError:
+def _wait_until_serving(stack: ReplicaServer) -> None:
+    """Until each replica runs a run promptly again: after Postgres came back their
+    database pools fail requests for some seconds (measured: about 8), each replica's
+    its own way."""
+    deadline = time.monotonic() + 120
+    for url in stack.replica_urls:
+        graph = RemoteGraph("linear", url=url)
+        while True:
+            started = time.monotonic()
+            try:
+                graph.invoke({"x": 1, "log": []}, {"configurable": {"thread_id": str(uuid.uuid4())}})
+                if time.monotonic() - started < 5:
+                    break
+            except RemoteGraphError:
+                pass
             if time.monotonic() > deadline:
-                raise
+                raise TimeoutError(f"replica {url} does not run runs promptly again")
             time.sleep(1)
 
 
