@@ -1,4 +1,4 @@
-"""A replica killed mid-run: every event once, no hang, and no error, on every run method.
+"""A replica lost mid-run: every event once, no hang, and no error, on every run method.
 
 A stack of its own (``ReplicaServer``: two ``langhost`` replicas on one Postgres
 and one Redis, behind a balancer, ``LG_BG_JOB_HEARTBEAT=5``) serves ``relay``:
@@ -13,6 +13,10 @@ rolling deploy), then starts it again for the next trial.
   on ``SIGKILL`` once its heartbeat is 5 s stale) and the new attempt runs
   ``relay`` again from its latest checkpoint, sending the second node's ticks
   again under new ids. The caller must see each tick once (``attempts.py``).
+
+The same stack also loses its stores mid-run (Redis restarted, Postgres down for
+3 s: the runtime fails those runs, and the client must say what the server
+says), and serves a run joined on the replica that did not start it.
 
 Slow (about 20 s a trial), so soak-marked, and they need the replica stack's
 virtualenv: CI runs them in the replica-faults lane (``-m soak
