@@ -158,7 +158,7 @@ class BackingStores:
             TimeoutError: If a server does not accept connections in time.
         """
         self._data_dir = data_dir
-        self._initdb(data_dir)
+        self._initdb()
         self.postgres_port = free_port(self.host)
         self._run_postgres()
         self.redis_port = free_port(self.host)
@@ -199,7 +199,9 @@ class BackingStores:
         self._redis = spawn_logged(command, log)
         self._wait(self._redis, "redis-server", log, self.redis_port, b"PING\r\n", b"+PONG")
 
-    def _initdb(self, data_dir: Path) -> None:
+    def _initdb(self) -> None:
+        data_dir = self._data_dir
+        assert data_dir is not None
         cluster, sockets, log = data_dir / "postgres", data_dir / "pg-sockets", data_dir / "postgres.log"
         cluster.mkdir()
         sockets.mkdir()

@@ -9,7 +9,6 @@ stream: the caller must see every event of the run once, in order.
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import pytest
@@ -33,7 +32,7 @@ def filtered(f: AttemptFilter[str], keys: str) -> str:
 
 def attempts(*keys: str) -> list[str]:
     """What a filter delivers of each attempt in turn, numbered from 1."""
-    f: AttemptFilter[str] = AttemptFilter(operator.eq)
+    f: AttemptFilter[str] = AttemptFilter()
     delivered = []
     for number, attempt in enumerate(keys, start=1):
         assert f.begin(number)
@@ -68,7 +67,7 @@ def test_a_third_attempt_is_laid_over_what_both_before_it_delivered() -> None:
 
 
 def test_a_metadata_frame_read_again_is_no_new_attempt() -> None:
-    f: AttemptFilter[str] = AttemptFilter(operator.eq)
+    f: AttemptFilter[str] = AttemptFilter()
     assert f.begin(1)
     filtered(f, "ab")
     assert not f.begin(1)
@@ -82,7 +81,7 @@ def test_a_metadata_frame_read_again_is_no_new_attempt() -> None:
 
 def test_an_attempt_first_seen_later_has_nothing_to_repeat() -> None:
     # A join whose replay begins in attempt 2: nothing of attempt 1 was delivered here.
-    f: AttemptFilter[str] = AttemptFilter(operator.eq)
+    f: AttemptFilter[str] = AttemptFilter()
     f.begin(2)
     assert filtered(f, "ab") == "ab"
     f.begin(3)
@@ -90,7 +89,7 @@ def test_an_attempt_first_seen_later_has_nothing_to_repeat() -> None:
 
 
 def test_only_the_last_events_kept_are_laid_over() -> None:
-    f: AttemptFilter[int] = AttemptFilter(operator.eq, keep=3)
+    f: AttemptFilter[int] = AttemptFilter(keep=3)
     f.begin(1)
     assert [k for k in range(10) if f.feed(k)] == list(range(10))
     f.begin(2)

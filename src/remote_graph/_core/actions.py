@@ -17,6 +17,11 @@ from typing import Any
 _MAX_READ_BATCH = 1.0
 
 
+def _positive(value: object) -> bool:
+    """Whether ``value`` is a positive number (of seconds); a bool is none."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0
+
+
 @dataclass(frozen=True, slots=True)
 class Timeouts:
     """Bounds on every wait a remote run performs, in seconds.
@@ -58,11 +63,10 @@ class Timeouts:
     def __post_init__(self) -> None:
         for name in ("request", "read", "reconnect"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            if not _positive(value):
                 raise ValueError(f"Timeouts.{name} must be a positive number of seconds, got {value!r}")
-        stall = self.stall
-        if stall is not None and (isinstance(stall, bool) or not isinstance(stall, (int, float)) or not stall > 0):
-            raise ValueError(f"Timeouts.stall must be None or a positive number of seconds, got {stall!r}")
+        if self.stall is not None and not _positive(self.stall):
+            raise ValueError(f"Timeouts.stall must be None or a positive number of seconds, got {self.stall!r}")
         batch = self.read_batch
         if isinstance(batch, bool) or not isinstance(batch, (int, float)) or not 0 <= batch < _MAX_READ_BATCH:
             raise ValueError(

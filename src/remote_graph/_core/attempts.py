@@ -25,7 +25,6 @@ twice after a reconnect never reaches it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Generic, TypeVar
 
 __all__ = ["AttemptFilter", "attempt_number"]
@@ -46,14 +45,14 @@ def attempt_number(metadata: object) -> int | None:
 class AttemptFilter(Generic[K]):
     """Drops the events a retried attempt repeats. See the module docstring.
 
+    Two events are the same when their keys are equal; a wire keys each event by
+    a hash of it, so as not to hold the events.
+
     Args:
-        same: Whether two events' keys are the same event.
-        keep: How many delivered events a retried attempt is laid over (their
-            keys are kept: a wire keys events by a hash, so as not to hold them).
+        keep: How many delivered events' keys a retried attempt is laid over.
     """
 
-    def __init__(self, same: Callable[[K, K], bool], keep: int = _KEEP) -> None:
-        self._same = same
+    def __init__(self, keep: int = _KEEP) -> None:
         self._keep = keep
         self._history: list[K] = []
         # The attempt whose events arrive, once a metadata frame named it.
@@ -82,12 +81,12 @@ class AttemptFilter(Generic[K]):
         """Whether the event ``key`` stands for is news; a repeat is dropped."""
         starts = self._starts
         if starts is not None:
-            history, same, matched = self._history, self._same, self._matched
+            history, matched = self._history, self._matched
             if matched == 0:
-                fitting = [at for at, seen in enumerate(history) if same(seen, key)]
+                fitting = [at for at, seen in enumerate(history) if seen == key]
             else:
                 end = len(history) - matched
-                fitting = [at for at in starts if at < end and same(history[at + matched], key)]
+                fitting = [at for at in starts if at < end and history[at + matched] == key]
             if fitting:
                 self._starts, self._matched = fitting, matched + 1
                 return False

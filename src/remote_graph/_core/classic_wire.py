@@ -15,7 +15,6 @@ thread's state with its real message; ``prepare`` reads it there, so the
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping
 from typing import Any
 
@@ -54,7 +53,7 @@ class ClassicWire:
         self._thread_path = thread_path
         self._repeats: RepeatFilter[_Raw] = RepeatFilter()
         # Keyed by each frame's hash: the frames themselves are not held.
-        self._attempts: AttemptFilter[int] = AttemptFilter(operator.eq)
+        self._attempts: AttemptFilter[int] = AttemptFilter()
         self._interrupts: list[tuple[Namespace, Interrupt]] = []
         self._interrupt_ids: set[str] = set()
         # Task errors read from the thread's state, by task id.

@@ -561,7 +561,8 @@ class RunDriver:
             chunk = yield _RECEIVE
             if stall is not None:
                 # Checked on every read, heartbeats included: they come while the run is silent.
-                news = self._check_stall(stall, news, ended=isinstance(chunk, Broken) or not chunk)
+                self._check_stall(stall, news, ended=isinstance(chunk, Broken) or not chunk)
+                news = False
             if isinstance(chunk, Broken):
                 return _Read(Signal.LOST, fresh, broken=chunk)
             if not chunk:
@@ -607,12 +608,12 @@ class RunDriver:
             if pause is not None and len(chunk) < _CAUGHT_UP:
                 yield pause
 
-    def _check_stall(self, stall: float, news: bool, *, ended: bool) -> bool:
+    def _check_stall(self, stall: float, news: bool, *, ended: bool) -> None:
         """Fail the run once it sent no event for ``stall`` seconds (``Timeouts.stall``).
 
         ``news``: whether the reads since the last check brought one; ``ended``:
         the connection is over (a reconnect, or the run's end, is no stall of its
-        own). Returns ``False``, the news owed to the next check.
+        own).
         """
         now = self._clock()
         if news or self._news_at is None:
@@ -625,7 +626,6 @@ class RunDriver:
                     "worker's heartbeat is stale, LG_BG_JOB_HEARTBEAT); the run is cancelled"
                 )
             )
-        return False
 
     def _check_anchor(self, frame_id: str | None, event: str) -> None:
         """A join's first frame: where it asked to start, or the events before it are gone."""

@@ -13,7 +13,6 @@ leaves it unknown, and later messages wait for their update instead.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
@@ -77,7 +76,7 @@ class V3Wire:
         # (a retried attempt counts from 1 again); repeats are dropped.
         self._last_seq = 0
         # Keyed by a hash of each event's frame: the events themselves are not held.
-        self._attempts: AttemptFilter[int] = AttemptFilter(operator.eq)
+        self._attempts: AttemptFilter[int] = AttemptFilter()
         # The SSE id of the event a join's cursor names, if joined from one.
         self._cursor: str | None = None
         # Cleared when a read of the step's tasks fails: the server is slow or
@@ -125,10 +124,10 @@ class V3Wire:
             if seq <= self._last_seq:
                 return None
             self._last_seq = seq
-        params = envelope.get("params")
-        # Parsed JSON: an object is a dict (and ``isinstance(_, dict)`` skips the ABC check).
         if not self._attempts.feed(_fingerprint(frame.data)):
             return None
+        params = envelope.get("params")
+        # Parsed JSON: an object is a dict (and ``isinstance(_, dict)`` skips the ABC check).
         return (str(envelope.get("method")), params if isinstance(params, dict) else {}), new
 
     def prepare(self, event: Event) -> Prepare | None:
