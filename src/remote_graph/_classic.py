@@ -24,16 +24,18 @@ from urllib.parse import quote
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
+from remote_graph._callbacks import CallbackTap
 from remote_graph._core.classic import CallView, ChunkReader
 from remote_graph._core.classic_wire import ClassicWire
 from remote_graph._core.commands import RunOptions
-from remote_graph._core.events import EventFilters, EventReader
+from remote_graph._core.events import EventFilters, EventReader, revived_event
 from remote_graph._core.join import JoinFrom
 from remote_graph._core.revive import messages_in
 from remote_graph._core.run import RunDriver
 from remote_graph._core.shape import CLASSIC_MODES, OutputKeys, Shaper, server_modes
 from remote_graph._core.thread_ids import thread_name
 from remote_graph._deployment import Deployment
+from remote_graph._private import ensure_config
 
 __all__ = ["ClassicCall"]
 
@@ -78,6 +80,8 @@ class ClassicCall:
     driver: RunDriver
     shaper: Shaper
     headers: dict[str, str] | None
+    tap: CallbackTap | None = None
+    """The caller's callback handlers, when a local run would call any (``_callbacks``)."""
 
     @classmethod
     def start(
@@ -130,6 +134,10 @@ class ClassicCall:
         shaper = Shaper(
             modes[0] if one else modes, print_mode, subgraphs=subgraphs, version=version, output_keys=output_keys
         )
+        # A run with callback handlers also streams the events its inner runs' callbacks make.
+        tap = CallbackTap.of(ensure_config(config), input, deployment.name) if join is None else None
+        if tap is not None and tap.relays:
+            wanted.append("events")
         streamed = server_modes(wanted)
         if join is not None:
             join = replace(join, modes=streamed, subgraphs=subgraphs)
@@ -138,7 +146,7 @@ class ClassicCall:
         assert isinstance(wire, ClassicWire)
         # Messages in the caller's input get their ids in place, as a local run gives them.
         wire.reader.idless.extend(m for m in messages_in(input) if m.id is None)
-        return cls(deployment, driver, shaper, deployment.run_headers(options))
+        return cls(deployment, driver, shaper, deployment.run_headers(options), tap)
 
     @staticmethod
     def _driver(
@@ -213,21 +221,51 @@ class ClassicCall:
     def iterate(self) -> Generator[Any, None, None]:
         """The call's output, pulled on the caller's thread; closing it cancels the run."""
         source = self.deployment.sync_source(self.driver, self.headers)
+        tap = self.tap
         try:
+            if tap is not None:
+                tap.deliver(tap.start())
             for part in source:
+                if tap is not None and part["type"] == "events":
+                    tap.deliver(tap.event(self._event(part)))
+                    continue
                 yield from self.shaper.shape(part)
+        except BaseException as exc:
+            if tap is not None:
+                tap.deliver(tap.end(exc))
+            raise
         finally:
             source.close()
+        if tap is not None:
+            tap.deliver(tap.end(interrupts=tuple(self.driver.interrupts)))
 
     async def aiterate(self) -> AsyncGenerator[Any, None]:
         """Async variant of ``iterate``."""
         source = self.deployment.async_source(self.driver, self.headers)
+        tap = self.tap
         try:
+            if tap is not None:
+                await tap.adeliver(tap.start())
             async for part in source:
+                if tap is not None and part["type"] == "events":
+                    await tap.adeliver(tap.event(self._event(part)))
+                    continue
                 for out in self.shaper.shape(part):
                     yield out
+        except BaseException as exc:
+            if tap is not None:
+                await tap.adeliver(tap.end(exc))
+            raise
         finally:
             await source.aclose()
+        if tap is not None:
+            await tap.adeliver(tap.end(interrupts=tuple(self.driver.interrupts)))
+
+    def _event(self, part: Mapping[str, Any]) -> dict[str, Any] | None:
+        """A remote event as a local one (payloads revived, metadata in the caller's terms)."""
+        wire = self.driver.wire
+        assert isinstance(wire, ClassicWire)
+        return revived_event(part["data"], wire.reader.view.metadata, wire.reader.plain_keys)
 
 
 @dataclass

@@ -32,6 +32,7 @@ import h11
 import httpcore
 import httpx
 from langchain_core.runnables.utils import _RootEventFilter as RootEventFilter
+from langchain_core.tracers.context import _tracing_v2_is_enabled
 from langchain_core.tracers.event_stream import _AstreamEventsCallbackHandler as AstreamEventsHandler
 from langgraph._internal._config import ensure_config
 from langgraph._internal._constants import (
@@ -47,6 +48,7 @@ from langgraph._internal._constants import (
 )
 from langgraph._internal._scratchpad import PregelScratchpad
 from langgraph.pregel._messages import StreamMessagesHandler, StreamMessagesHandlerV2
+from langgraph.pregel._tools import StreamToolCallHandler
 from langgraph.pregel.main import _normalize_stream_transformer_factories as normalize_stream_transformer_factories
 from langgraph.pregel.main import _output as shape_output
 from langgraph.pregel.main import _reject_v3_invariant_kwargs as reject_v3_invariant_kwargs
@@ -105,8 +107,10 @@ __all__ = [
     "pump_of",
     "read_held_bytes_first",
     "reject_v3_invariant_kwargs",
+    "relayed_elsewhere",
     "release_channel",
     "sdk_orjson_default",
+    "tracing_configured",
     "send_event",
     "set_message_node",
     "shape_output",
@@ -411,6 +415,28 @@ def events_handler(callbacks: Any) -> AstreamEventsHandler | None:
         if isinstance(handler, AstreamEventsHandler):
             return handler
     return None
+
+
+def relayed_elsewhere(handler: Any) -> bool:
+    """Whether a callback handler stands for one of a local parent's streams,
+    which a remote child's run reaches by other means than its callbacks.
+
+    langgraph's ``StreamMessagesHandler`` (and its v2) and ``StreamToolCallHandler``
+    (``langgraph.pregel._messages`` / ``._tools``, langgraph 1.2) turn callbacks
+    into the parent's ``messages`` and ``tools`` chunks; langchain-core's
+    ``_AstreamEventsCallbackHandler`` into its ``astream_events`` events.
+    """
+    return isinstance(handler, (StreamMessagesHandler, StreamToolCallHandler, AstreamEventsHandler))
+
+
+def tracing_configured() -> bool:
+    """Whether the environment turns LangSmith tracing on, which adds a tracer to
+    every local run's callbacks (``CallbackManager.configure``).
+
+    ``langchain_core.tracers.context._tracing_v2_is_enabled`` (langchain-core 1.x):
+    the check ``configure`` itself makes.
+    """
+    return bool(_tracing_v2_is_enabled())
 
 
 def send_event(handler: AstreamEventsHandler, event: dict[str, Any], run_type: str, parent_run_id: Any) -> None:

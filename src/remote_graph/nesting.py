@@ -28,11 +28,11 @@ from uuid import UUID, uuid4, uuid5
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import get_async_callback_manager_for_config
 from langgraph.errors import GraphInterrupt, ParentCommand
 from langgraph.types import GraphOutput, Interrupt
 
 from remote_graph import _private
+from remote_graph._callbacks import CallbackTap
 from remote_graph._core.classic import CallView, ChunkReader
 from remote_graph._core.classic_nested import ClassicNestedRun
 from remote_graph._core.classic_wire import ClassicWire
@@ -274,11 +274,13 @@ class NestedCall:
     headers: dict[str, str] | None
     version: str
     shaper: Shaper | None
+    tap: CallbackTap | None = None
+    """The parent's callback handlers: the run is one of the parent's runs, as a
+    local child's is, and its inner runs are the handlers' too (``_callbacks``)."""
     events: Any = field(init=False)
-    _run_manager: Any = field(default=None, init=False)
 
     def __post_init__(self) -> None:
-        # Inside a parent streaming astream_events, the run is one of the parent's runs.
+        # Inside a parent streaming astream_events, the deployed graph's events are the parent's.
         self.events = (
             events_handler(self.config.get("callbacks")) if isinstance(self.nested, ClassicNestedRun) else None
         )
@@ -301,29 +303,44 @@ class NestedCall:
     def iterate(self) -> Iterator[Any]:
         """``stream``: the chunks the call yields (none for ``invoke``), as the run goes."""
         source = self.deployment.sync_source(self.driver, self.headers)
+        tap = self.tap
+        if tap is not None:
+            tap.deliver(tap.start())
         try:
-            for part in source:
-                yield from self._take(part)
-        except Exception as exc:
-            if (handoff := self._failed(exc)) is None:
-                raise
-            raise handoff from None
-        finally:
-            source.close()
-        self._check_ended()
+            try:
+                for part in source:
+                    if part["type"] == "events":
+                        if tap is not None:
+                            tap.deliver(tap.event(self._event(part["data"])))
+                        continue
+                    yield from self._take(part)
+            except Exception as exc:
+                if (handoff := self._failed(exc)) is None:
+                    raise
+                raise handoff from None
+            finally:
+                source.close()
+            self._check_ended()
+        except BaseException as exc:
+            if tap is not None:
+                tap.deliver(tap.end(exc))
+            raise
+        if tap is not None:
+            tap.deliver(tap.end(output=self._output()))
 
     async def aiterate(self) -> AsyncGenerator[Any, None]:
         """``astream``: async variant of ``iterate``."""
         source = self.deployment.async_source(self.driver, self.headers)
-        if self.events is not None:
-            # The run is one of the parent's, as a local child's run is.
-            manager = get_async_callback_manager_for_config(self.config)
-            self._run_manager = await manager.on_chain_start(
-                None, self.input, name=self.config.get("run_name") or self.deployment.name
-            )
+        tap = self.tap
+        if tap is not None:
+            await tap.adeliver(tap.start())
         try:
             try:
                 async for part in source:
+                    if part["type"] == "events":
+                        if tap is not None:
+                            await tap.adeliver(tap.event(self._event(part["data"])))
+                        continue
                     for chunk in self._take(part):
                         yield chunk
             except Exception as exc:
@@ -334,36 +351,35 @@ class NestedCall:
                 await source.aclose()
             self._check_ended()
         except BaseException as exc:
-            if self._run_manager is not None:
-                await self._run_manager.on_chain_error(exc)
+            if tap is not None:
+                await tap.adeliver(tap.end(exc))
             raise
-        if self._run_manager is not None:
-            await self._run_manager.on_chain_end(self._output())
+        if tap is not None:
+            await tap.adeliver(tap.end(output=self._output()))
 
     # --- the parts ------------------------------------------------------------------
 
     def _take(self, part: Mapping[str, Any]) -> list[Any]:
         """Write what a part becomes to the parent's stream; return what the call yields."""
-        if part["type"] == "events":
-            self._send_event(part["data"])
-            return []
         self._write(self.nested.feed(part))
         return self.shaper.shape(dict(part)) if self.shaper is not None else []
 
-    def _send_event(self, raw: Any) -> None:
+    def _event(self, raw: Any) -> dict[str, Any] | None:
+        """A remote event as one of the parent's run's events: handed to the parent's
+        ``astream_events`` whole, and returned for the callback handlers (``None``
+        when it is no event)."""
         assert isinstance(self.nested, ClassicNestedRun)
-        if self.events is None or self._run_manager is None:
-            return
         metadata = self.nested.metadata
         view = self.driver.wire
         assert isinstance(view, ClassicWire)
         event = revived_event(raw, lambda value: metadata(view.reader.view.metadata(value)), view.reader.plain_keys)
         parents = event.get("parent_ids") if event is not None else None
-        if event is None or not parents:
+        if event is None or not parents or self.events is None or self.tap is None:
             # The deployed graph's own run: this call's run stands for it.
-            return
-        event["parent_ids"] = list(parents[1:])
-        send_event(self.events, event, run_type(event["event"]), self._run_manager.run_id)
+            return event
+        sent = {**event, "parent_ids": list(parents[1:])}
+        send_event(self.events, sent, run_type(event["event"]), self.tap.run_id)
+        return event
 
     def _write(self, chunks: list[Any]) -> None:
         if self.task.write is not None:
@@ -458,6 +474,10 @@ def nested_call(
     _, wire, _ = wire_config({**merged, "configurable": configurable, "metadata": metadata})
     classic = not task.v3_messages
     modes: tuple[str, ...] | None = None
+    # The parent's callback handlers see the run, and its inner runs, as a local child's
+    # (a v3 parent's run cannot stream the events those come from).
+    events = events_handler(merged.get("callbacks"))
+    tap = CallbackTap.of(merged, input, deployment.name, always=events is not None) if classic else None
     if classic:
         # The parent's stream modes; and a parent streaming messages makes a
         # local child's models stream (its messages handler is theirs too),
@@ -467,7 +487,7 @@ def nested_call(
             wanted.add("messages")
         if shaper is not None:
             wanted.update(shaper.modes())
-        if events_handler(merged.get("callbacks")) is not None:
+        if events is not None or (tap is not None and tap.relays):
             wanted.add("events")
         modes = server_modes(sorted(wanted))
     # A local child writes its subgraphs' chunks when the parent streams subgraphs.
@@ -503,4 +523,5 @@ def nested_call(
         headers=deployment.run_headers(options),
         version=version,
         shaper=shaper,
+        tap=tap,
     )
