@@ -32,7 +32,7 @@ import h11
 import httpcore
 import httpx
 from langchain_core.runnables.utils import _RootEventFilter as RootEventFilter
-from langchain_core.tracers.context import _tracing_v2_is_enabled
+from langchain_core.tracers.context import _tracing_v2_is_enabled as tracing_configured
 from langchain_core.tracers.event_stream import _AstreamEventsCallbackHandler as AstreamEventsHandler
 from langgraph._internal._config import ensure_config
 from langgraph._internal._constants import (
@@ -84,6 +84,7 @@ __all__ = [
     "RootEventFilter",
     "StreamMessagesHandler",
     "StreamMessagesHandlerV2",
+    "StreamToolCallHandler",
     "StreamMux",
     "AstreamEventsHandler",
     "MuxAwareTransformer",
@@ -427,16 +428,6 @@ def relayed_elsewhere(handler: Any) -> bool:
     ``_AstreamEventsCallbackHandler`` into its ``astream_events`` events.
     """
     return isinstance(handler, (StreamMessagesHandler, StreamToolCallHandler, AstreamEventsHandler))
-
-
-def tracing_configured() -> bool:
-    """Whether the environment turns LangSmith tracing on, which adds a tracer to
-    every local run's callbacks (``CallbackManager.configure``).
-
-    ``langchain_core.tracers.context._tracing_v2_is_enabled`` (langchain-core 1.x):
-    the check ``configure`` itself makes.
-    """
-    return bool(_tracing_v2_is_enabled())
 
 
 def send_event(handler: AstreamEventsHandler, event: dict[str, Any], run_type: str, parent_run_id: Any) -> None:
