@@ -206,6 +206,7 @@ class ClassicCall:
         assert isinstance(wire, ClassicWire)
         # Messages in the caller's input get their ids in place, as a local run gives them.
         wire.reader.idless.extend(m for m in messages_in(input) if m.id is None)
+        tap = CallbackTap.of(ensure_config(config), input, deployment.name)
         reader = EventReader(
             wire.reader.view,
             version=version,
@@ -216,7 +217,7 @@ class ClassicCall:
             graph_id=deployment.schemas.graph_id or deployment.assistant_id,
             schemas=deployment.schemas,
         )
-        return EventsCall(deployment, driver, reader, deployment.run_headers(options))
+        return EventsCall(deployment, driver, reader, deployment.run_headers(options), tap)
 
     def iterate(self) -> Generator[Any, None, None]:
         """The call's output, pulled on the caller's thread; closing it cancels the run."""
@@ -227,7 +228,7 @@ class ClassicCall:
                 tap.deliver(tap.start())
             for part in source:
                 if tap is not None and part["type"] == "events":
-                    tap.deliver(tap.event(self._event(part)))
+                    tap.deliver(tap.event(_revived(self.driver, part)))
                     continue
                 yield from self.shaper.shape(part)
         except BaseException as exc:
@@ -248,7 +249,7 @@ class ClassicCall:
                 await tap.adeliver(tap.start())
             async for part in source:
                 if tap is not None and part["type"] == "events":
-                    await tap.adeliver(tap.event(self._event(part)))
+                    await tap.adeliver(tap.event(_revived(self.driver, part)))
                     continue
                 for out in self.shaper.shape(part):
                     yield out
@@ -261,12 +262,6 @@ class ClassicCall:
         if tap is not None:
             await tap.adeliver(tap.end(interrupts=tuple(self.driver.interrupts)))
 
-    def _event(self, part: Mapping[str, Any]) -> dict[str, Any] | None:
-        """A remote event as a local one (payloads revived, metadata in the caller's terms)."""
-        wire = self.driver.wire
-        assert isinstance(wire, ClassicWire)
-        return revived_event(part["data"], wire.reader.view.metadata, wire.reader.plain_keys)
-
 
 @dataclass
 class EventsCall:
@@ -276,18 +271,38 @@ class EventsCall:
     driver: RunDriver
     reader: EventReader
     headers: dict[str, str] | None
+    tap: CallbackTap | None = None
+    """The caller's own callback handlers, which a local ``astream_events`` calls too."""
 
     async def aiterate(self) -> AsyncGenerator[dict[str, Any], None]:
         """The call's events; closing it (or cancelling it) cancels the run."""
         source = self.deployment.async_source(self.driver, self.headers)
+        tap = self.tap
         try:
+            if tap is not None:
+                await tap.adeliver(tap.start())
             try:
                 async for part in source:
+                    if tap is not None and part["type"] == "events":
+                        await tap.adeliver(tap.event(_revived(self.driver, part)))
                     for event in self.reader.feed(part):
                         yield event
             except Exception:
                 for event in self.reader.failed():
                     yield event
                 raise
+        except BaseException as exc:
+            if tap is not None:
+                await tap.adeliver(tap.end(exc))
+            raise
         finally:
             await source.aclose()
+        if tap is not None:
+            await tap.adeliver(tap.end(interrupts=tuple(self.driver.interrupts)))
+
+
+def _revived(driver: RunDriver, part: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A remote ``events`` frame as a local event (payloads revived, metadata in the caller's terms)."""
+    wire = driver.wire
+    assert isinstance(wire, ClassicWire)
+    return revived_event(part["data"], wire.reader.view.metadata, wire.reader.plain_keys)

@@ -15,9 +15,11 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from remote_graph._callbacks import CallbackTap
 from remote_graph._core.commands import RunOptions
 from remote_graph._core.thread_ids import thread_name
 from remote_graph._deployment import Deployment, TransformerFactory
+from remote_graph._private import ensure_config
 from remote_graph.streams import AsyncRemoteGraphRunStream, RemoteGraphRunStream
 
 __all__ = ["V3Call"]
@@ -42,6 +44,7 @@ class V3Call:
         transformers: Sequence[TransformerFactory] | None,
         options: RunOptions,
     ) -> None:
+        _warn_of_callbacks(config, input, deployment.name)
         self._deployment = deployment
         self._transformers = transformers
         self._headers = deployment.run_headers(options)
@@ -63,6 +66,19 @@ class V3Call:
         mux = self._deployment.mux(self._transformers, is_async=True)
         with _quiet():
             return AsyncRemoteGraphRunStream(source, mux, self._driver, thread_id=self._name)
+
+
+def _warn_of_callbacks(config: RunnableConfig | None, input: Any, name: str) -> None:
+    """A v3 run cannot drive the config's callback handlers: say so rather than drop them."""
+    merged = ensure_config(config)
+    if merged.get("callbacks") and CallbackTap.of(merged, input, name) is not None:
+        warnings.warn(
+            "RemoteGraph: a v3 run stream calls none of the config's callback handlers (the server "
+            "streams a run either as v3 events or as the events its callbacks make); invoke, stream "
+            "and astream_events(version='v2') call them as a local run does",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 @contextmanager

@@ -219,6 +219,17 @@ def callbacks_of_a_remote_child_invoked_in_a_node(lane: Lane) -> Any:
     return {"out": out, "runs": record_tree(recorder)}
 
 
+@scenario
+def callbacks_of_astream_events(lane: Lane) -> Any:
+    """A local ``astream_events`` calls the config's handlers too (async only: a
+    sync ``stream_events(version="v2")`` raises, locally and remotely)."""
+    if lane.flavour == "sync":
+        return None
+    recorder = Recorder()
+    events = lane.events(graph(lane, "linear"), LINEAR, config(lane, recorder), version="v2")
+    return {"events": [e["event"] for e in events], "runs": record_tree(recorder)}
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_local_callbacks_equal_remote_callbacks(name: str, flavour: str, server_url: str) -> None:
     local, remote = compare(SCENARIOS[name], flavour, server_url)
@@ -253,3 +264,21 @@ def test_probe_invoke_relays_tokens_where_a_local_model_does_not_stream(server_u
         g.invoke(QUESTION, {"configurable": {"thread_id": str(UUID(int=7))}, "callbacks": [recorder]})
         tokens.append(sum(1 for method, _, _ in recorder.calls if method == "on_llm_new_token"))
     assert tokens[0] == 0 and tokens[1] > 0
+
+
+def test_probe_a_v3_run_stream_calls_no_callback_handler_and_warns(server_url: str) -> None:
+    """A local v3 run calls the config's handlers for every run inside it; the server
+    streams a run either as v3 events or as the ``astream_events`` events its callbacks
+    make, never both, so a remote v3 run calls none of them, and says so."""
+    from tests.integration.lanes import local_twin
+
+    local, remote = Recorder(), Recorder()
+    thread = {"configurable": {"thread_id": "callbacks-v3"}}
+    with local_twin("linear").stream_events(LINEAR, {**thread, "callbacks": [local]}, version="v3") as run:
+        assert run.output == {"x": 20, "log": ["a", "b"]}
+    assert [k.get("name") for m, _, k in local.calls if m == "on_chain_start"] == ["LangGraph", "a", "b"]
+    with pytest.warns(UserWarning, match="a v3 run stream calls none of the config's callback handlers"):
+        run = RemoteGraph("linear", url=server_url).stream_events(LINEAR, {"callbacks": [remote]}, version="v3")
+    with run:
+        assert run.output == {"x": 20, "log": ["a", "b"]}
+    assert remote.calls == []
