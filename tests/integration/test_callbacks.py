@@ -12,8 +12,10 @@ a paused run, and a remote child inside a local parent, at the root and in a nod
 
 from __future__ import annotations
 
+import contextlib
 import json
 import operator
+import re
 from collections.abc import Sequence
 from typing import Annotated, Any
 from uuid import UUID
@@ -23,6 +25,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import HumanMessage
 from langchain_core.outputs import ChatGenerationChunk, LLMResult
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphInterrupt
 from langgraph.graph import START, StateGraph
@@ -228,6 +231,38 @@ def callbacks_of_astream_events(lane: Lane) -> Any:
     recorder = Recorder()
     events = lane.events(graph(lane, "linear"), LINEAR, config(lane, recorder), version="v2")
     return {"events": [e["event"] for e in events], "runs": record_tree(recorder)}
+
+
+_EXCEPTION_LINE = re.compile(r"^(?:\w+\.)*(\w+: .*)$")
+
+
+def run_tree(run: Any) -> dict[str, Any]:
+    """A traced run as langchain's tracers (LangSmith's among them) record it."""
+    return {
+        "name": run.name,
+        "run_type": run.run_type,
+        "tags": sorted(run.tags or []),
+        # The exception's type, unqualified (a rebuilt one lives in another module),
+        # and message: the traceback is the process's own.
+        "error": [m.group(1) for m in map(_EXCEPTION_LINE.match, (run.error or "").splitlines()) if m][-1:],
+        "tokens": sum(1 for event in run.events if event.get("name") == "new_token"),
+        "children": sorted((run_tree(child) for child in run.child_runs), key=lambda t: json.dumps(t, sort_keys=True)),
+    }
+
+
+@scenario
+def a_langchain_tracer_records_the_same_runs(lane: Lane) -> Any:
+    """langchain's ``BaseTracer`` machinery, which LangSmith's tracer is built on, builds
+    the same tree of runs, with their types, tags, errors and tokens."""
+    trees = []
+    for name, input in (("react", QUESTION), ("boom", LINEAR)):
+        collector = RunCollectorCallbackHandler()
+        settings = {**config(lane, Recorder()), "callbacks": [collector]}
+        with contextlib.suppress(Exception):
+            lane.stream(graph(lane, name), input, settings, stream_mode="messages")
+        assert len(collector.traced_runs) == 1
+        trees.append(run_tree(collector.traced_runs[0]))
+    return trees
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
