@@ -317,3 +317,16 @@ def test_probe_a_v3_run_stream_calls_no_callback_handler_and_warns(server_url: s
     with run:
         assert run.output == {"x": 20, "log": ["a", "b"]}
     assert remote.calls == []
+
+
+def test_probe_serialized_holds_only_the_runs_name(server_url: str) -> None:
+    """The events a run's callbacks make carry a model's name, not its ``dumpd``."""
+    from tests.integration.lanes import local_twin
+
+    starts = []
+    for g in (local_twin("react"), RemoteGraph("react", url=server_url)):
+        recorder = Recorder()
+        g.invoke(QUESTION, {"configurable": {"thread_id": str(UUID(int=8))}, "callbacks": [recorder]})
+        starts.append(next(args[0] for method, args, _ in recorder.calls if method == "on_chat_model_start"))
+    assert starts[0]["id"][-1] == "ScriptedChatModel" and len(starts[0]["id"]) > 1
+    assert starts[1] == {"name": "ScriptedChatModel", "id": ["ScriptedChatModel"]}
