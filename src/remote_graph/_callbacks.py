@@ -150,14 +150,13 @@ class CallbackTap:
             return []
         self._ended = True
         base = {"run_id": self.run_id, "parent_run_id": self.parent_run_id, "tags": self.tags}
-        closing: list[CallbackCall] = []
         if error is not None:
             closing = self.relay.close(error)
             last = CallbackCall("on_chain_error", "ignore_chain", (error,), base)
         else:
-            if interrupts:
-                # The nodes that raised the interrupts never ended.
-                closing = self.relay.close(GraphInterrupt(interrupts))
+            # The nodes that raised the interrupts never ended; after a run that
+            # completed, what is open failed and was handled.
+            closing = self.relay.close(GraphInterrupt(interrupts) if interrupts else None)
             ended = self.relay.root_output if output is _ROOT_OUTPUT else output
             last = CallbackCall("on_chain_end", "ignore_chain", (ended,), base)
         return [*((self.children, call) for call in closing), (self.handlers, last)]

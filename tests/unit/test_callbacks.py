@@ -21,7 +21,7 @@ from langgraph.errors import GraphInterrupt
 from langgraph.types import Interrupt
 
 from remote_graph._callbacks import CallbackTap
-from remote_graph._core.callbacks import CallbackRelay
+from remote_graph._core.callbacks import CallbackRelay, UnendedRunError
 
 ROOT, NODE, MODEL, TOOL, RETRIEVER = (str(uuid4()) for _ in range(5))
 CALLER = uuid4()
@@ -130,6 +130,23 @@ def test_close_ends_what_is_left_open_innermost_first_with_the_error() -> None:
     assert relay.close(error) == []
 
 
+def test_a_run_that_failed_and_was_handled_ends_with_an_error_before_the_run_around_it() -> None:
+    relay = CallbackRelay(CALLER)
+    relay.feed(event("on_chain_start", NODE, [ROOT]))
+    relay.feed(event("on_chat_model_start", MODEL, [ROOT, NODE], {"input": {"messages": []}}))
+    relay.feed(event("on_chain_start", TOOL, [ROOT]))  # a sibling, still going
+    calls = relay.feed(event("on_chain_end", NODE, [ROOT], {"output": 1}))
+    assert [(c.method, c.kwargs["run_id"]) for c in calls] == [
+        ("on_llm_error", UUID(MODEL)),
+        ("on_chain_end", UUID(NODE)),
+    ]
+    assert isinstance(calls[0].args[0], UnendedRunError) and "failed and the failure was handled" in str(
+        calls[0].args[0]
+    )
+    # The run completed with a run open: it too failed and was handled.
+    assert [(c.method, type(c.args[0])) for c in relay.close(None)] == [("on_chain_error", UnendedRunError)]
+
+
 class Recorder(BaseCallbackHandler):
     run_inline = True
 
@@ -193,10 +210,12 @@ async def test_the_async_tap_passes_a_token_by_position_as_langchains_async_mana
     await tap.adeliver(
         tap.event(event("on_chat_model_stream", MODEL, [ROOT, NODE], {"chunk": AIMessageChunk(content="b")}))
     )
+    await tap.adeliver(tap.event(event("on_chain_end", NODE, [ROOT], {"output": 3})))
     await tap.adeliver(tap.end(output={"done": True}))
     assert recorder.seen == [
         ("chain_start", "g"),
         ("chain_start", "node"),
         ("token", "b"),
+        ("chain_end", 3),
         ("chain_end", {"done": True}),
     ]

@@ -18,10 +18,12 @@ from sync code).
 
 What the events cannot carry is built as close to local as the wire allows:
 
-* runs end with no error event on the wire (``astream_events`` has none for
-  chains and models): the runs a failure, an interrupt or an abandon left open
+* a run that fails sends no event (``astream_events`` has none for a chain's
+  or a model's error): the runs a failure, an interrupt or an abandon left open
   get their ``on_*_error`` at the end (``close``), innermost first, as the
-  exception unwound them locally;
+  exception unwound them locally; a run that failed and was handled (a
+  fallback, a retried node) ends with an ``UnendedRunError`` once the run
+  around it ends, or the whole run completes;
 * ``serialized`` holds only the run's name (``{"name": ..., "id": [...]}``);
   locally it is the model's or tool's ``dumpd``, which never leaves the server.
 """
@@ -37,9 +39,18 @@ from langchain_core.documents import Document
 from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, Generation, GenerationChunk, LLMResult
 
-from remote_graph.errors import remote_exception
+from remote_graph.errors import RemoteRunError, remote_exception
 
-__all__ = ["CallbackCall", "CallbackRelay"]
+__all__ = ["CallbackCall", "CallbackRelay", "UnendedRunError"]
+
+_UNENDED = (
+    "this run ended without an end event: it failed and the failure was handled (the server's "
+    "event stream sends no error event for it, so its error is not known)"
+)
+
+
+class UnendedRunError(RemoteRunError):
+    """The error a relayed run ends with when the server sent no end for it."""
 
 
 @dataclass(frozen=True)
@@ -131,19 +142,29 @@ class CallbackRelay:
         # A model's end and error skip handlers that ignore LLMs, as locally.
         ends = _end_ignore(kind, ignore)
         if phase == "end":
+            # A run inside it that never ended failed and was handled (a fallback, a
+            # retried node): locally it got its error before this end.
+            unended = self._close(UnendedRunError(_UNENDED), within=run_id)
             self._open.pop(run_id, None)
             output = _end_output(kind, data.get("output"))
-            return [CallbackCall(end, ends, (output,), _end_kwargs(kind, run_name, base))]
+            return [*unended, CallbackCall(end, ends, (output,), _end_kwargs(kind, run_name, base))]
         if phase == "error":
             self._open.pop(run_id, None)
             return [CallbackCall(error, ends, (_error(data.get("error")),), base)]
         return []
 
-    def close(self, error: BaseException) -> list[CallbackCall]:
+    def close(self, error: BaseException | None) -> list[CallbackCall]:
         """``on_*_error`` for every run still open, innermost first: the run
-        failed, paused (``error`` is then a ``GraphInterrupt``) or was abandoned."""
+        failed, paused (``error`` is then a ``GraphInterrupt``) or was abandoned;
+        ``None`` when it completed (what is open then failed and was handled)."""
+        return self._close(UnendedRunError(_UNENDED) if error is None else error)
+
+    def _close(self, error: BaseException, within: UUID | None = None) -> list[CallbackCall]:
         calls = []
         for run_id, run in reversed(list(self._open.items())):
+            if within is not None and not self._inside(run_id, within):
+                continue
+            del self._open[run_id]
             _, _, method, ignore = _KINDS[run.kind]
             calls.append(
                 CallbackCall(
@@ -153,8 +174,16 @@ class CallbackRelay:
                     {"run_id": run_id, "parent_run_id": run.parent_run_id, "tags": run.tags},
                 )
             )
-        self._open.clear()
         return calls
+
+    def _inside(self, run_id: UUID, ancestor: UUID) -> bool:
+        parent = self._open[run_id].parent_run_id
+        while parent != ancestor:
+            above = self._open.get(parent)
+            if above is None:
+                return False
+            parent = above.parent_run_id
+        return True
 
 
 def _end_ignore(kind: str, ignore: str) -> str:
