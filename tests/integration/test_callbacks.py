@@ -330,3 +330,32 @@ def test_probe_serialized_holds_only_the_runs_name(server_url: str) -> None:
         starts.append(next(args[0] for method, args, _ in recorder.calls if method == "on_chat_model_start"))
     assert starts[0]["id"][-1] == "ScriptedChatModel" and len(starts[0]["id"]) > 1
     assert starts[1] == {"name": "ScriptedChatModel", "id": ["ScriptedChatModel"]}
+
+
+def test_probe_graph_lifecycle_callbacks_are_not_called_for_a_remote_run(server_url: str) -> None:
+    """langgraph's own ``GraphCallbackHandler.on_interrupt`` / ``on_resume`` are called by a
+    local graph's loop; the server's loop calls them in its process, and its event stream
+    does not carry them."""
+    from langgraph.callbacks import GraphCallbackHandler
+    from langgraph.types import Command
+
+    from tests.integration.lanes import local_twin
+
+    class Lifecycle(GraphCallbackHandler):
+        def __init__(self) -> None:
+            self.seen: list[str] = []
+
+        def on_interrupt(self, event: Any) -> None:
+            self.seen.append("interrupt")
+
+        def on_resume(self, event: Any) -> None:
+            self.seen.append("resume")
+
+    seen = []
+    for g in (local_twin("gate"), RemoteGraph("gate", url=server_url)):
+        handler = Lifecycle()
+        settings = {"configurable": {"thread_id": str(UUID(int=9 + len(seen)))}, "callbacks": [handler]}
+        g.invoke(GATE, settings)
+        g.invoke(Command(resume="yes"), settings)
+        seen.append(handler.seen)
+    assert seen == [["interrupt", "resume"], []]
