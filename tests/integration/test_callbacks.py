@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 from uuid import UUID
 
+import httpx
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import HumanMessage
@@ -30,6 +31,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphInterrupt
 from langgraph.graph import START, StateGraph
 from langgraph.types import Send
+from langgraph_sdk.client import SyncLangGraphClient
 from typing_extensions import TypedDict
 
 from remote_graph import RemoteGraph
@@ -271,16 +273,24 @@ def test_local_callbacks_equal_remote_callbacks(name: str, flavour: str, server_
     assert remote == local
 
 
-def test_a_call_without_callbacks_streams_no_events(server_url: str) -> None:
-    """Callbacks cost nothing when there are none: the run is asked for no ``events``."""
-    remote = RemoteGraph("linear", url=server_url)
-    seen: list[str] = []
+def test_only_a_call_with_handlers_asks_the_server_for_events(server_url: str) -> None:
+    """Callbacks cost nothing when there are none: the run is asked for no ``events``;
+    with a handler it is, and the chunks the caller gets are the same."""
+    modes: list[list[str]] = []
+
+    def seen(request: httpx.Request) -> None:
+        if request.method == "POST" and request.url.path.endswith("/runs/stream"):
+            modes.append(sorted(json.loads(request.read())["stream_mode"]))
+
+    http = httpx.Client(base_url=server_url, event_hooks={"request": [seen]}, timeout=30)
+    remote = RemoteGraph("linear", sync_client=SyncLangGraphClient(http))
+    plain = remote.stream(LINEAR, stream_mode="values")
+    chunks = list(plain)
     recorder = Recorder()
-    for chunk in remote.stream(LINEAR, stream_mode="values"):
-        seen.append(json.dumps(chunk))
-    with_handler = list(remote.stream(LINEAR, {"callbacks": [recorder]}, stream_mode="values"))
-    assert [json.dumps(c) for c in with_handler] == seen
+    assert list(remote.stream(LINEAR, {"callbacks": [recorder]}, stream_mode="values")) == chunks
     assert recorder.calls, "the handler saw nothing"
+    assert modes == [["updates", "values"], ["events", "updates", "values"]]
+    http.close()
 
 
 # --- divergences kept on purpose (README: "Divergences from local") ---------------------
