@@ -3,7 +3,10 @@
 ``handoff`` runs two steps, then its second node hands off to the parent's
 node ``b`` with an update of the parent's ``entries``. ``alice`` and ``bob`` are
 swarm agents (langgraph-swarm's handoff tool, written out, over the scripted chat model):
-alice hands off to bob, bob hands back, and alice answers.
+alice hands off to bob, bob hands back, and alice answers. ``researcher_worker`` and
+``math_worker`` are the workers of a langgraph-supervisor supervisor: prebuilt agents
+that call a tool of their own and answer; the supervisor hands work to them and they
+return to it by its edges (they never hand off themselves).
 
 Self-contained: the server loads each module of ``langgraph.json`` by path.
 """
@@ -117,14 +120,71 @@ def build_bob() -> Pregel:
     return _agent("bob", bob_script, "alice")
 
 
+# --- supervisor workers -------------------------------------------------------------------
+
+
+@tool
+def lookup(topic: str) -> str:
+    """Look a topic up."""
+    return f"{topic}: two moons, Phobos and Deimos"
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def _tool_call(name: str, args: dict[str, Any], turn: int) -> AIMessage:
+    call = {"id": f"call_{name}_{turn}", "name": name, "args": args, "type": "tool_call"}
+    return AIMessage(content="", tool_calls=[call])  # type: ignore[list-item]
+
+
+def _tool_answer(messages: Sequence[BaseMessage], name: str) -> str | None:
+    last = messages[-1] if messages else None
+    return str(last.content) if isinstance(last, ToolMessage) and last.name == name else None
+
+
+def researcher_worker_script(messages: Sequence[BaseMessage]) -> AIMessage:
+    """Looks the topic up, then answers with what it found."""
+    if (found := _tool_answer(messages, "lookup")) is not None:
+        return AIMessage(content=f"research says {found}")
+    return _tool_call("lookup", {"topic": "mars"}, len(messages))
+
+
+def math_worker_script(messages: Sequence[BaseMessage]) -> AIMessage:
+    """Adds two numbers, then answers with the sum."""
+    if (total := _tool_answer(messages, "add")) is not None:
+        return AIMessage(content=f"the sum is {total}")
+    return _tool_call("add", {"a": 2, "b": 40}, len(messages))
+
+
+def _worker(name: str, script: Callable[[Sequence[BaseMessage]], AIMessage], tools: Sequence[BaseTool]) -> Pregel:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return create_react_agent(ScriptedChatModel(script=script), list(tools), name=name)
+
+
+def build_researcher_worker() -> Pregel:
+    return _worker("researcher_worker", researcher_worker_script, [lookup])
+
+
+def build_math_worker() -> Pregel:
+    return _worker("math_worker", math_worker_script, [add])
+
+
 BUILDERS: dict[str, Callable[[], StateGraph | Pregel]] = {
     "handoff": build_handoff,
     "handoff_odd": build_handoff_odd,
     "alice": build_alice,
     "bob": build_bob,
+    "researcher_worker": build_researcher_worker,
+    "math_worker": build_math_worker,
 }
 
 handoff = build_handoff().compile()
 handoff_odd = build_handoff_odd().compile()
 alice = build_alice()
 bob = build_bob()
+researcher_worker = build_researcher_worker()
+math_worker = build_math_worker()

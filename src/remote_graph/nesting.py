@@ -167,9 +167,22 @@ def parent_task(
         checkpoint_ns=task_ns,
         context=getattr(conf.get(_private.CONFIG_KEY_RUNTIME), "context", None),
         v1_messages=_v1_messages_scope(config.get("callbacks")),
-        parent_thread=thread_name(conf["thread_id"]) if conf.get("thread_id") is not None else None,
+        parent_thread=_parent_thread(config, conf),
         mark_seen=_seen_marker(config.get("callbacks")),
     )
+
+
+def _parent_thread(config: RunnableConfig, conf: Mapping[str, Any]) -> str | None:
+    """The thread id a local child's chunks would name: its config's metadata ``thread_id``.
+
+    langgraph copies a configurable key into the metadata only where the metadata
+    lacks it, so a child called with a ``thread_id`` of its own in its parent's task
+    (langgraph-supervisor gives a served worker one) still names the parent's thread
+    in its chunks' metadata. Without one there, the configurable's.
+    """
+    metadata = config.get("metadata") or {}
+    value = metadata["thread_id"] if metadata.get("thread_id") is not None else conf.get("thread_id")
+    return thread_name(value) if value is not None else None
 
 
 def _handlers(callbacks: Any) -> list[Any]:

@@ -316,6 +316,23 @@ def test_rename_thread_reads_configs_in_every_shape() -> None:
 # --- a remote child inside a local parent ------------------------------------------------
 
 
+def test_a_child_given_a_thread_of_its_own_in_the_task_names_the_parents_thread_in_its_chunks() -> None:
+    # langgraph-supervisor calls a served worker with the parent task's config and a
+    # thread_id of the worker's own; a local child's chunks then name the thread in
+    # the config's metadata (the parent's), which langgraph never overwrites.
+    conf = {"thread_id": "worker thread", "checkpoint_ns": "w:t1", "__pregel_task_id": "t1"}
+    task = parent_task({"configurable": conf, "metadata": {"thread_id": "parent thread"}})
+    assert task is not None and task.parent_thread == "parent thread"
+    assert task.thread_id == default_child_thread_id("worker thread", "w:t1")
+    task = parent_task({"configurable": conf, "metadata": {"thread_id": 7}})
+    assert task is not None and task.parent_thread == "7"
+    # No thread id in the metadata: the configurable's.
+    task = parent_task({"configurable": conf})
+    assert task is not None and task.parent_thread == "worker thread"
+    task = parent_task({"configurable": {k: v for k, v in conf.items() if k != "thread_id"}})
+    assert task is not None and task.parent_thread is None
+
+
 def test_a_child_thread_is_a_thread_id_like_any_other() -> None:
     conf = {"thread_id": "parent thread", "checkpoint_ns": "child:t1", "__pregel_task_id": "t1"}
     # The default child thread is a UUID: it passes through, whatever the parent's id.
