@@ -17,7 +17,7 @@ import copy
 from collections.abc import Generator, Mapping
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
+from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, WithJsonSchema, create_model
 
 from remote_graph._core.actions import Broken, Request, Response
 from remote_graph._core.schema import GraphSchemas, learn_schemas
@@ -37,6 +37,14 @@ class PublishedModel(BaseModel):
     @classmethod
     def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """The published JSON schema (a copy: a caller may change it)."""
+        return copy.deepcopy(cls.published_schema)
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: GetJsonSchemaHandler) -> dict[str, Any]:
+        """The published JSON schema where another model's schema holds this one (a
+        config's ``configurable``); one with definitions of its own is pydantic's."""
+        if "$defs" in cls.published_schema or not cls.published_schema:
+            return dict(handler(core_schema))
         return copy.deepcopy(cls.published_schema)
 
 

@@ -10,6 +10,7 @@ from uuid import UUID
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.graph import Graph as DrawableGraph
 from langchain_core.runnables.schema import StreamEvent
+from langgraph.pregel import Pregel
 from langgraph.pregel.protocol import PregelProtocol
 from langgraph.pregel.remote import RemoteGraph as _UpstreamRemoteGraph
 from langgraph.types import All, Durability, StateSnapshot, StateUpdate, StreamMode
@@ -465,6 +466,20 @@ class RemoteGraph(_UpstreamRemoteGraph):
         """The graph's context JSON schema as the server publishes it, or ``None`` when it has none."""
         model = self.context_schema
         return model.model_json_schema() if model is not None else None
+
+    def config_schema(self, *, include: Sequence[str] | None = None) -> type[BaseModel]:
+        """The graph's config as a local graph's ``config_schema`` gives it (deprecated
+        there too, for ``get_context_jsonschema``): ``configurable`` typed by the
+        published context schema, and the ``RunnableConfig`` keys ``include`` names.
+
+        langgraph's own ``Pregel.config_schema``, on this graph's ``context_schema``
+        and name.
+        """
+        return Pregel.config_schema(self, include=include)  # type: ignore[arg-type]
+
+    def get_config_jsonschema(self, *, include: Sequence[str] | None = None) -> dict[str, Any]:
+        """The JSON schema of ``config_schema``, as a local graph's (deprecated there too)."""
+        return Pregel.get_config_jsonschema(self, include=include)  # type: ignore[arg-type]
 
     def _published(self) -> Mapping[str, Any]:
         return self._deployment().sync_requests().run(published(self.assistant_id, self._schemas))

@@ -7,6 +7,7 @@ an agent's messages when it calls the tool.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -51,6 +52,24 @@ def json_schemas_are_the_local_graphs(lane: Lane) -> Any:
             "output_model": g.output_schema.model_json_schema() if name != "react" else None,
             "models": [issubclass(g.input_schema, BaseModel), issubclass(g.output_schema, BaseModel)],
         }
+    return out
+
+
+@scenario
+def config_schemas_are_the_local_graphs(lane: Lane) -> Any:
+    """``config_schema`` / ``get_config_jsonschema`` (deprecated locally, for the context
+    schema): ``configurable`` typed by the context schema, with the keys ``include`` names,
+    and the same deprecation warnings."""
+    out = {}
+    for name in GRAPHS:
+        g = graph(lane, name)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out[name] = {
+                "json": g.get_config_jsonschema(include=["tags", "recursion_limit"]),
+                "model": g.config_schema().model_json_schema(),
+                "warned": sorted({type(w.message).__name__ for w in caught}),
+            }
     return out
 
 
