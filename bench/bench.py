@@ -165,6 +165,37 @@ class Budget:
         return min(at_most or self.per_sample, left)
 
 
+class Guard:
+    """Runs each sample within the budget: sync ones under ``alarm``, async ones on
+    ``loop`` under ``asyncio.wait_for`` with ``alarm`` as a backstop."""
+
+    def __init__(self, budget: Budget, loop: asyncio.AbstractEventLoop) -> None:
+        self.budget = budget
+        self.loop = loop
+
+    def run_async(self, factory: Callable[[], Any], at_most: float | None = None) -> Any:
+        seconds = self.budget.next_sample(at_most)
+        with alarm(seconds + 5.0):  # backstop behind wait_for
+            return self.loop.run_until_complete(asyncio.wait_for(factory(), seconds))
+
+    def run_sync(self, fn: Callable[[], Any], at_most: float | None = None) -> Any:
+        with alarm(self.budget.next_sample(at_most)):
+            return fn()
+
+
+def close_clients(
+    loop: asyncio.AbstractEventLoop, sync_client: httpx.Client, async_client: httpx.AsyncClient, graphs: Any
+) -> None:
+    """Close the raw clients and each graph's SDK clients (the async ones on ``loop``), each within 10 s."""
+    sync_client.close()
+    loop.run_until_complete(asyncio.wait_for(async_client.aclose(), 10.0))
+    for remote in graphs:
+        if remote.client is not None:
+            loop.run_until_complete(asyncio.wait_for(remote.client.aclose(), 10.0))
+        if remote.sync_client is not None:
+            remote.sync_client.close()
+
+
 @contextmanager
 def record_thread_starts() -> Iterator[list[str]]:
     """Collect the names of threads started (via ``threading.Thread.start``) inside the block."""
@@ -916,16 +947,8 @@ def main(argv: list[str] | None = None) -> int:
         sync_client = httpx.Client(base_url=server.url, timeout=http_timeout)
         async_client = httpx.AsyncClient(base_url=server.url, timeout=http_timeout)
         try:
-
-            def run_async(factory: Callable[[], Any], at_most: float | None = None) -> Any:
-                seconds = budget.next_sample(at_most)
-                with alarm(seconds + 5.0):  # backstop behind wait_for
-                    return loop.run_until_complete(asyncio.wait_for(factory(), seconds))
-
-            def run_sync(fn: Callable[[], Any], at_most: float | None = None) -> Any:
-                with alarm(budget.next_sample(at_most)):
-                    return fn()
-
+            guard = Guard(budget, loop)
+            run_async, run_sync = guard.run_async, guard.run_sync
             if args.profile:
                 profile(args, {ASSISTANT: graph, TOKENS: tokens_graph}, run_async)
                 return 0
@@ -1111,14 +1134,8 @@ def main(argv: list[str] | None = None) -> int:
             }
             print("concurrency: done", flush=True)
         finally:
-            sync_client.close()
             try:
-                loop.run_until_complete(asyncio.wait_for(async_client.aclose(), 10.0))
-                for remote in (graph, tokens_graph, linear_graph, upstream):
-                    if remote.client is not None:
-                        loop.run_until_complete(asyncio.wait_for(remote.client.aclose(), 10.0))
-                    if remote.sync_client is not None:
-                        remote.sync_client.close()
+                close_clients(loop, sync_client, async_client, (graph, tokens_graph, linear_graph, upstream))
                 loop.run_until_complete(asyncio.wait_for(loop.shutdown_asyncgens(), 10.0))
             finally:
                 loop.close()
