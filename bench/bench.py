@@ -67,7 +67,9 @@ ASSISTANT = "custom"
 # resumable stream the run can be followed on.
 V3_MARKER = "__event_streaming_v2"
 V3_STREAM_MODES = ["values", "updates", "messages", "custom", "tasks", "checkpoints"]
-STREAM_HEADERS = {"Last-Event-ID": "-1", "accept": "text/event-stream"}  # replay from the run's first frame
+# Replay from the run's first frame. ``0-0``, as RemoteGraph sends: langgraph-runtime-pg's replicas
+# other than the run's own read ``-1`` as a Redis stream id, fail, and serve an empty stream.
+STREAM_HEADERS = {"Last-Event-ID": "0-0", "accept": "text/event-stream"}
 SSE_ACCEPT = {"accept": "text/event-stream"}  # a run started with its stream: the stream holds it all
 EXPECTED_RESULTS = [0, 1, 4]  # the fan-out's three workers square 0, 1, 2
 N_JOBS_PER_WORKER = 10  # what the server is given: langgraph-api's own default, not dev's 1
