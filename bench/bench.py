@@ -895,7 +895,10 @@ def profile(args: argparse.Namespace, graphs: dict[str, RemoteGraph], run_async:
         sample = run_async(lambda: rg_async(graph, n))
     if args.profile != "nested":
         profiler.disable()
-        print(f"{args.profile}: {sample.items} items, {sample.cpu * 1e6 / sample.items:.1f} us CPU/item, {sample.evs:,.0f} ev/s")
+        print(
+            f"{args.profile}: {sample.items} items, {sample.cpu * 1e6 / sample.items:.1f} us CPU/item, "
+            f"{sample.evs:,.0f} ev/s"
+        )
     for key in ("tottime", "cumulative"):
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats(key).print_stats(args.top)
@@ -936,7 +939,9 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
 
     with LangGraphDevServer(args.config, startup_timeout=90.0, n_jobs_per_worker=N_JOBS_PER_WORKER) as server:
-        print(f"server up in {time.monotonic() - began:.1f}s (n_jobs_per_worker={N_JOBS_PER_WORKER}); {scale}", flush=True)
+        print(
+            f"server up in {time.monotonic() - began:.1f}s (n_jobs_per_worker={N_JOBS_PER_WORKER}); {scale}", flush=True
+        )
         graph = RemoteGraph(ASSISTANT, url=server.url, stream_transformers=TRANSFORMERS, timeouts=rg_timeouts)
         # The classic methods: ``custom`` (through ``graph``), the token stream, and invoke's graph,
         # beside upstream's RemoteGraph on the same server.
@@ -1003,9 +1008,9 @@ def main(argv: list[str] | None = None) -> int:
                 for speed in ("fast", "slow"):
                     slow = speed == "slow"
                     if flavour == "sync":
-                        mb = run_sync(lambda: memory_sync(graph, scale.memory_n, slow), at_most=600.0)
+                        mb = run_sync(lambda slow=slow: memory_sync(graph, scale.memory_n, slow), at_most=600.0)
                     else:
-                        mb = run_async(lambda: memory_async(graph, scale.memory_n, slow), at_most=600.0)
+                        mb = run_async(lambda slow=slow: memory_async(graph, scale.memory_n, slow), at_most=600.0)
                     memory[f"{flavour}_{speed}"] = mb
                     print(f"memory {flavour} {speed}: {mb:+.2f} MB per 100k events", flush=True)
 
@@ -1028,7 +1033,8 @@ def main(argv: list[str] | None = None) -> int:
                     exits.append(run_sync(lambda: rg_exit_seconds(graph, n)))
                 sync_thread_starts += started_here
                 line = "  ".join(
-                    f"{name}={runs[name][-1].evs:,.0f}ev/s,{runs[name][-1].cpu * 1e6 / (n + 3):.0f}us" for name in VARIANTS
+                    f"{name}={runs[name][-1].evs:,.0f}ev/s,{runs[name][-1].cpu * 1e6 / (n + 3):.0f}us"
+                    for name in VARIANTS
                 )
                 print(f"round {r + 1}/{scale.rounds}: {line}", flush=True)
                 # The classic methods in the same round, each right beside its raw client: the
@@ -1075,7 +1081,8 @@ def main(argv: list[str] | None = None) -> int:
             window = turn_window(scale.turns)
             for turn in range(1, scale.turns + 1):
                 for thread_id in turn_threads:
-                    s = check_items(run_sync(lambda: rg_sync(graph, scale.turn_n, thread_id, turn)), scale.turn_n)
+                    s = run_sync(partial(rg_sync, graph, scale.turn_n, thread_id, turn))
+                    check_items(s, scale.turn_n)
                     turn_wall.setdefault(turn, []).append(s.stamps[-1] - s.started)
                     turn_cpu.setdefault(turn, []).append(s.cpu)
                     if turn > scale.turns - window:
@@ -1087,8 +1094,8 @@ def main(argv: list[str] | None = None) -> int:
             parents = {"remote": parent_with(graph), "local": parent_with(build_custom().compile())}
             nest: dict[str, dict[str, list[float]]] = {kind: {"wall": [], "cpu": [], "events": []} for kind in parents}
             for r in range(scale.nest_rounds + 1):  # the first round warms up
-                for kind in (("remote", "local") if r % 2 else ("local", "remote")):
-                    wall, cpu, events = run_sync(lambda: parent_turn(parents[kind], scale.nest_n))
+                for kind in ("remote", "local") if r % 2 else ("local", "remote"):
+                    wall, cpu, events = run_sync(partial(parent_turn, parents[kind], scale.nest_n))
                     if r:
                         nest[kind]["wall"].append(wall)
                         nest[kind]["cpu"].append(cpu)
@@ -1142,8 +1149,24 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 loop.close()
 
-    return report(scale, runs, exits, threads, sync_thread_starts, memory, turn_wall, turn_cpu, turn_pairs, nest, concurrency,
-                  load_before, time.monotonic() - began, classic_runs, classic_items, invokes)
+    return report(
+        scale,
+        runs,
+        exits,
+        threads,
+        sync_thread_starts,
+        memory,
+        turn_wall,
+        turn_cpu,
+        turn_pairs,
+        nest,
+        concurrency,
+        load_before,
+        time.monotonic() - began,
+        classic_runs,
+        classic_items,
+        invokes,
+    )
 
 
 def report(
@@ -1251,7 +1274,10 @@ def report(
     }
 
     print()
-    print(f"stream rounds: {items} custom items per run, medians of {scale.rounds} interleaved rounds (ratios below: median of the per-round ratios)")
+    print(
+        f"stream rounds: {items} custom items per run, medians of {scale.rounds} interleaved rounds "
+        "(ratios below: median of the per-round ratios)"
+    )
     print(
         f"{'variant':<32}{'ev/s':>8}{'CPU us/ev':>11}{'1st ev ms':>11}{'= create':>10}{'+ server':>10}{'+ deliver':>11}"
     )
@@ -1267,7 +1293,8 @@ def report(
     )
     print(
         f"parent turn ({nest_events} events, {scale.nest_rounds} rounds): remote child {nest_wall['remote']:.0f} ms "
-        f"wall / {nest_cpu['remote']:.0f} ms CPU, local child {nest_wall['local']:.0f} ms / {nest_cpu['local']:.0f} ms CPU;"
+        f"wall / {nest_cpu['remote']:.0f} ms CPU, local child {nest_wall['local']:.0f} ms / "
+        f"{nest_cpu['local']:.0f} ms CPU;"
         f" remote - local per event: {nest_over_wall_us:+.0f} us wall, {nest_over_cpu_us:+.1f} us CPU"
     )
     print(f"concurrency (server n_jobs_per_worker={N_JOBS_PER_WORKER}, {scale.concurrent_n + 3} items per run):")
@@ -1290,7 +1317,10 @@ def report(
     print()
     print("verdicts:")
     for f in ("sync", "async"):
-        print(f"  CPU/event {f}: {cpu_ratio[f]:.2f}x raw (target <= {TARGETS['cpu_' + f]}x) {verdict(targets['cpu_' + f])}")
+        print(
+            f"  CPU/event {f}: {cpu_ratio[f]:.2f}x raw (target <= {TARGETS['cpu_' + f]}x) "
+            f"{verdict(targets['cpu_' + f])}"
+        )
     for f in ("sync", "async"):
         print(
             f"  CPU/event {f} against the raw thread stream: {thread_ratio[f]:.2f}x "
@@ -1321,9 +1351,15 @@ def report(
         f"  concurrent runs: {scale.concurrent_async - concurrency['rg_async'][2]}/{scale.concurrent_async} async, "
         f"{scale.concurrent_sync - concurrency['rg_sync'][2]}/{scale.concurrent_sync} sync succeeded {verdict(conc_ok)}"
     )
-    print(f"  RSS growth: worst {mem_worst:+.2f} MB per 100k events (target < {TARGETS['rss_mb']:.0f}) {verdict(targets['memory'])}")
+    print(
+        f"  RSS growth: worst {mem_worst:+.2f} MB per 100k events (target < {TARGETS['rss_mb']:.0f}) "
+        f"{verdict(targets['memory'])}"
+    )
     print(f"  sync __exit__: {exit_ms:.3f} ms (target < {TARGETS['exit_ms']:.0f}) {verdict(targets['exit_ms'])}")
-    print(f"  background threads: {'none' if not background else sorted(set(sync_thread_starts))} {verdict(not background)}")
+    print(
+        f"  background threads: {'none' if not background else sorted(set(sync_thread_starts))} "
+        f"{verdict(not background)}"
+    )
     for f in CLASSIC_TARGETED:
         rg, _, flavour = CLASSIC_PAIRS[f]
         print(
@@ -1352,8 +1388,11 @@ def report(
         "cpu_us_per_event": {k: round(v, 2) for k, v in cpu_us.items()},
         "ttfe_ms": {k: round(v, 1) for k, v in ttfe_ms.items()},
         "ttfe_split_ms": {
-            name: {"create": round(before_ms[name], 2), "server": round(pickup_ms[name], 1),
-                   "deliver": round(delivery_ms[name], 2)}
+            name: {
+                "create": round(before_ms[name], 2),
+                "server": round(pickup_ms[name], 1),
+                "deliver": round(delivery_ms[name], 2),
+            }
             for name in VARIANTS
         },
         "ratio": {
@@ -1369,25 +1408,48 @@ def report(
             "turns_cpu": round(turn_cpu_ratio, 3),
         },
         "ttfe_over_raw_ms": {k: round(v, 2) for k, v in ttfe_over.items()},
-        "turns": {"count": scale.turns, "threads": scale.turn_threads, "first_ms": round(wall_first, 1), "pairs": len(turn_pairs),
-                  "last_ms": round(wall_last, 1), "first_cpu_ms": round(cpu_first, 2), "last_cpu_ms": round(cpu_last, 2)},
-        "nested": {"events": nest_events, "local_events": nest_local_events,
-                   "wall_ms": {k: round(v, 1) for k, v in nest_wall.items()},
-                   "cpu_ms": {k: round(v, 1) for k, v in nest_cpu.items()},
-                   "over_wall_us_per_event": round(nest_over_wall_us, 1),
-                   "over_cpu_us_per_event": round(nest_over_cpu_us, 2)},
+        "turns": {
+            "count": scale.turns,
+            "threads": scale.turn_threads,
+            "first_ms": round(wall_first, 1),
+            "pairs": len(turn_pairs),
+            "last_ms": round(wall_last, 1),
+            "first_cpu_ms": round(cpu_first, 2),
+            "last_cpu_ms": round(cpu_last, 2),
+        },
+        "nested": {
+            "events": nest_events,
+            "local_events": nest_local_events,
+            "wall_ms": {k: round(v, 1) for k, v in nest_wall.items()},
+            "cpu_ms": {k: round(v, 1) for k, v in nest_cpu.items()},
+            "over_wall_us_per_event": round(nest_over_wall_us, 1),
+            "over_cpu_us_per_event": round(nest_over_cpu_us, 2),
+        },
         "concurrency": {
             "n_jobs_per_worker": N_JOBS_PER_WORKER,
-            **{k: {"runs": scale.concurrent_async if k.endswith("async") else scale.concurrent_sync,
-                   "wall_s": round(w, 2), "cpu_s": round(c, 3), "failures": f}
-               for k, (w, c, f) in concurrency.items()},
+            **{
+                k: {
+                    "runs": scale.concurrent_async if k.endswith("async") else scale.concurrent_sync,
+                    "wall_s": round(w, 2),
+                    "cpu_s": round(c, 3),
+                    "failures": f,
+                }
+                for k, (w, c, f) in concurrency.items()
+            },
         },
         "rss_mb_per_100k": {k: round(v, 2) for k, v in memory.items()},
         "exit_ms_median": round(exit_ms, 3),
-        "threads": {"before": threads["before"], "during": threads["during"], "after": threads["after"],
-                    "background_thread": background},
-        "load": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in load_after],
-                 "cpus": os.cpu_count()},
+        "threads": {
+            "before": threads["before"],
+            "during": threads["during"],
+            "after": threads["after"],
+            "background_thread": background,
+        },
+        "load": {
+            "before": [round(x, 2) for x in load_before],
+            "after": [round(x, 2) for x in load_after],
+            "cpus": os.cpu_count(),
+        },
         "classic": {
             "items": dict(classic_items),
             "evs_median": {k: round(v, 1) for k, v in c_evs.items()},
