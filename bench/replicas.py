@@ -248,7 +248,7 @@ class First:
 
 def invoke_first(graph: RemoteGraph) -> First:
     StampedCollector.first = 0.0
-    config = _config()
+    config: Any = _config()
     started = time.perf_counter()
     output = graph.invoke(LINEAR_INPUT, config)
     end = time.perf_counter() - started
@@ -286,10 +286,11 @@ class V3Workload(Workload):
 
 def invoke_workload(graph: RemoteGraph) -> Workload:
     """What ``invoke`` of ``linear`` sends, built by RemoteGraph itself (no I/O); its ``values`` frames counted."""
+    config: Any = _config()
     call = ClassicCall.start(
         graph._deployment(),
         LINEAR_INPUT,
-        _config(),
+        config,
         stream_mode=["updates", "values"],  # what ``invoke`` streams (``InvokeCollector.stream_kwargs``)
         print_mode=(),
         subgraphs=False,
@@ -474,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
     concurrent = args.concurrent or scale.concurrent
     budget = Budget(args.budget, args.sample_timeout)
     timeouts = Timeouts(request=30.0, read=30.0, reconnect=15.0)
-    graph_module.InvokeCollector = StampedCollector  # type: ignore[misc]  # invoke's first chunk, stamped
+    graph_module.InvokeCollector = StampedCollector  # type: ignore[attr-defined]  # invoke's first chunk, stamped
     began, load_before = time.monotonic(), os.getloadavg()
     date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     loop = asyncio.new_event_loop()
