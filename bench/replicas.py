@@ -402,7 +402,7 @@ def cpu_rounds(url: str, rounds: int, n: int, guard: Guard, timeouts: Timeouts) 
         runs: dict[str, list[Sample]] = {name: [] for name in CPU_VARIANTS}
         for r in range(rounds):
             for name in CPU_VARIANTS[r % len(CPU_VARIANTS) :] + CPU_VARIANTS[: r % len(CPU_VARIANTS)]:
-                runs[name].append(check_items(samples[name](), n))
+                runs[name].append(check_count(samples[name](), n + 3, name))
             print(
                 f"  round {r + 1}/{rounds}: "
                 + "  ".join(f"{k}={v[-1].cpu * 1e6 / v[-1].items:.0f}us,{v[-1].evs:,.0f}ev/s" for k, v in runs.items()),
