@@ -67,7 +67,9 @@ ASSISTANT = "custom"
 # resumable stream the run can be followed on.
 V3_MARKER = "__event_streaming_v2"
 V3_STREAM_MODES = ["values", "updates", "messages", "custom", "tasks", "checkpoints"]
-STREAM_HEADERS = {"Last-Event-ID": "-1", "accept": "text/event-stream"}  # replay from the run's first frame
+# Replay from the run's first frame. ``0-0``, as RemoteGraph sends: langgraph-runtime-pg's replicas
+# other than the run's own read ``-1`` as a Redis stream id, fail, and serve an empty stream.
+STREAM_HEADERS = {"Last-Event-ID": "0-0", "accept": "text/event-stream"}
 SSE_ACCEPT = {"accept": "text/event-stream"}  # a run started with its stream: the stream holds it all
 EXPECTED_RESULTS = [0, 1, 4]  # the fan-out's three workers square 0, 1, 2
 N_JOBS_PER_WORKER = 10  # what the server is given: langgraph-api's own default, not dev's 1
@@ -163,6 +165,37 @@ class Budget:
         if left <= 0:
             raise BenchTimeout("the benchmark ran past its total budget")
         return min(at_most or self.per_sample, left)
+
+
+class Guard:
+    """Runs each sample within the budget: sync ones under ``alarm``, async ones on
+    ``loop`` under ``asyncio.wait_for`` with ``alarm`` as a backstop."""
+
+    def __init__(self, budget: Budget, loop: asyncio.AbstractEventLoop) -> None:
+        self.budget = budget
+        self.loop = loop
+
+    def run_async(self, factory: Callable[[], Any], at_most: float | None = None) -> Any:
+        seconds = self.budget.next_sample(at_most)
+        with alarm(seconds + 5.0):  # backstop behind wait_for
+            return self.loop.run_until_complete(asyncio.wait_for(factory(), seconds))
+
+    def run_sync(self, fn: Callable[[], Any], at_most: float | None = None) -> Any:
+        with alarm(self.budget.next_sample(at_most)):
+            return fn()
+
+
+def close_clients(
+    loop: asyncio.AbstractEventLoop, sync_client: httpx.Client, async_client: httpx.AsyncClient, graphs: Any
+) -> None:
+    """Close the raw clients and each graph's SDK clients (the async ones on ``loop``), each within 10 s."""
+    sync_client.close()
+    loop.run_until_complete(asyncio.wait_for(async_client.aclose(), 10.0))
+    for remote in graphs:
+        if remote.client is not None:
+            loop.run_until_complete(asyncio.wait_for(remote.client.aclose(), 10.0))
+        if remote.sync_client is not None:
+            remote.sync_client.close()
 
 
 @contextmanager
@@ -862,7 +895,10 @@ def profile(args: argparse.Namespace, graphs: dict[str, RemoteGraph], run_async:
         sample = run_async(lambda: rg_async(graph, n))
     if args.profile != "nested":
         profiler.disable()
-        print(f"{args.profile}: {sample.items} items, {sample.cpu * 1e6 / sample.items:.1f} us CPU/item, {sample.evs:,.0f} ev/s")
+        print(
+            f"{args.profile}: {sample.items} items, {sample.cpu * 1e6 / sample.items:.1f} us CPU/item, "
+            f"{sample.evs:,.0f} ev/s"
+        )
     for key in ("tottime", "cumulative"):
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats(key).print_stats(args.top)
@@ -903,7 +939,9 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
 
     with LangGraphDevServer(args.config, startup_timeout=90.0, n_jobs_per_worker=N_JOBS_PER_WORKER) as server:
-        print(f"server up in {time.monotonic() - began:.1f}s (n_jobs_per_worker={N_JOBS_PER_WORKER}); {scale}", flush=True)
+        print(
+            f"server up in {time.monotonic() - began:.1f}s (n_jobs_per_worker={N_JOBS_PER_WORKER}); {scale}", flush=True
+        )
         graph = RemoteGraph(ASSISTANT, url=server.url, stream_transformers=TRANSFORMERS, timeouts=rg_timeouts)
         # The classic methods: ``custom`` (through ``graph``), the token stream, and invoke's graph,
         # beside upstream's RemoteGraph on the same server.
@@ -916,16 +954,8 @@ def main(argv: list[str] | None = None) -> int:
         sync_client = httpx.Client(base_url=server.url, timeout=http_timeout)
         async_client = httpx.AsyncClient(base_url=server.url, timeout=http_timeout)
         try:
-
-            def run_async(factory: Callable[[], Any], at_most: float | None = None) -> Any:
-                seconds = budget.next_sample(at_most)
-                with alarm(seconds + 5.0):  # backstop behind wait_for
-                    return loop.run_until_complete(asyncio.wait_for(factory(), seconds))
-
-            def run_sync(fn: Callable[[], Any], at_most: float | None = None) -> Any:
-                with alarm(budget.next_sample(at_most)):
-                    return fn()
-
+            guard = Guard(budget, loop)
+            run_async, run_sync = guard.run_async, guard.run_sync
             if args.profile:
                 profile(args, {ASSISTANT: graph, TOKENS: tokens_graph}, run_async)
                 return 0
@@ -978,9 +1008,9 @@ def main(argv: list[str] | None = None) -> int:
                 for speed in ("fast", "slow"):
                     slow = speed == "slow"
                     if flavour == "sync":
-                        mb = run_sync(lambda: memory_sync(graph, scale.memory_n, slow), at_most=600.0)
+                        mb = run_sync(lambda slow=slow: memory_sync(graph, scale.memory_n, slow), at_most=600.0)
                     else:
-                        mb = run_async(lambda: memory_async(graph, scale.memory_n, slow), at_most=600.0)
+                        mb = run_async(lambda slow=slow: memory_async(graph, scale.memory_n, slow), at_most=600.0)
                     memory[f"{flavour}_{speed}"] = mb
                     print(f"memory {flavour} {speed}: {mb:+.2f} MB per 100k events", flush=True)
 
@@ -1003,7 +1033,8 @@ def main(argv: list[str] | None = None) -> int:
                     exits.append(run_sync(lambda: rg_exit_seconds(graph, n)))
                 sync_thread_starts += started_here
                 line = "  ".join(
-                    f"{name}={runs[name][-1].evs:,.0f}ev/s,{runs[name][-1].cpu * 1e6 / (n + 3):.0f}us" for name in VARIANTS
+                    f"{name}={runs[name][-1].evs:,.0f}ev/s,{runs[name][-1].cpu * 1e6 / (n + 3):.0f}us"
+                    for name in VARIANTS
                 )
                 print(f"round {r + 1}/{scale.rounds}: {line}", flush=True)
                 # The classic methods in the same round, each right beside its raw client: the
@@ -1050,7 +1081,8 @@ def main(argv: list[str] | None = None) -> int:
             window = turn_window(scale.turns)
             for turn in range(1, scale.turns + 1):
                 for thread_id in turn_threads:
-                    s = check_items(run_sync(lambda: rg_sync(graph, scale.turn_n, thread_id, turn)), scale.turn_n)
+                    s = run_sync(partial(rg_sync, graph, scale.turn_n, thread_id, turn))
+                    check_items(s, scale.turn_n)
                     turn_wall.setdefault(turn, []).append(s.stamps[-1] - s.started)
                     turn_cpu.setdefault(turn, []).append(s.cpu)
                     if turn > scale.turns - window:
@@ -1062,8 +1094,8 @@ def main(argv: list[str] | None = None) -> int:
             parents = {"remote": parent_with(graph), "local": parent_with(build_custom().compile())}
             nest: dict[str, dict[str, list[float]]] = {kind: {"wall": [], "cpu": [], "events": []} for kind in parents}
             for r in range(scale.nest_rounds + 1):  # the first round warms up
-                for kind in (("remote", "local") if r % 2 else ("local", "remote")):
-                    wall, cpu, events = run_sync(lambda: parent_turn(parents[kind], scale.nest_n))
+                for kind in ("remote", "local") if r % 2 else ("local", "remote"):
+                    wall, cpu, events = run_sync(partial(parent_turn, parents[kind], scale.nest_n))
                     if r:
                         nest[kind]["wall"].append(wall)
                         nest[kind]["cpu"].append(cpu)
@@ -1111,20 +1143,30 @@ def main(argv: list[str] | None = None) -> int:
             }
             print("concurrency: done", flush=True)
         finally:
-            sync_client.close()
             try:
-                loop.run_until_complete(asyncio.wait_for(async_client.aclose(), 10.0))
-                for remote in (graph, tokens_graph, linear_graph, upstream):
-                    if remote.client is not None:
-                        loop.run_until_complete(asyncio.wait_for(remote.client.aclose(), 10.0))
-                    if remote.sync_client is not None:
-                        remote.sync_client.close()
+                close_clients(loop, sync_client, async_client, (graph, tokens_graph, linear_graph, upstream))
                 loop.run_until_complete(asyncio.wait_for(loop.shutdown_asyncgens(), 10.0))
             finally:
                 loop.close()
 
-    return report(scale, runs, exits, threads, sync_thread_starts, memory, turn_wall, turn_cpu, turn_pairs, nest, concurrency,
-                  load_before, time.monotonic() - began, classic_runs, classic_items, invokes)
+    return report(
+        scale,
+        runs,
+        exits,
+        threads,
+        sync_thread_starts,
+        memory,
+        turn_wall,
+        turn_cpu,
+        turn_pairs,
+        nest,
+        concurrency,
+        load_before,
+        time.monotonic() - began,
+        classic_runs,
+        classic_items,
+        invokes,
+    )
 
 
 def report(
@@ -1232,7 +1274,10 @@ def report(
     }
 
     print()
-    print(f"stream rounds: {items} custom items per run, medians of {scale.rounds} interleaved rounds (ratios below: median of the per-round ratios)")
+    print(
+        f"stream rounds: {items} custom items per run, medians of {scale.rounds} interleaved rounds "
+        "(ratios below: median of the per-round ratios)"
+    )
     print(
         f"{'variant':<32}{'ev/s':>8}{'CPU us/ev':>11}{'1st ev ms':>11}{'= create':>10}{'+ server':>10}{'+ deliver':>11}"
     )
@@ -1248,7 +1293,8 @@ def report(
     )
     print(
         f"parent turn ({nest_events} events, {scale.nest_rounds} rounds): remote child {nest_wall['remote']:.0f} ms "
-        f"wall / {nest_cpu['remote']:.0f} ms CPU, local child {nest_wall['local']:.0f} ms / {nest_cpu['local']:.0f} ms CPU;"
+        f"wall / {nest_cpu['remote']:.0f} ms CPU, local child {nest_wall['local']:.0f} ms / "
+        f"{nest_cpu['local']:.0f} ms CPU;"
         f" remote - local per event: {nest_over_wall_us:+.0f} us wall, {nest_over_cpu_us:+.1f} us CPU"
     )
     print(f"concurrency (server n_jobs_per_worker={N_JOBS_PER_WORKER}, {scale.concurrent_n + 3} items per run):")
@@ -1271,7 +1317,10 @@ def report(
     print()
     print("verdicts:")
     for f in ("sync", "async"):
-        print(f"  CPU/event {f}: {cpu_ratio[f]:.2f}x raw (target <= {TARGETS['cpu_' + f]}x) {verdict(targets['cpu_' + f])}")
+        print(
+            f"  CPU/event {f}: {cpu_ratio[f]:.2f}x raw (target <= {TARGETS['cpu_' + f]}x) "
+            f"{verdict(targets['cpu_' + f])}"
+        )
     for f in ("sync", "async"):
         print(
             f"  CPU/event {f} against the raw thread stream: {thread_ratio[f]:.2f}x "
@@ -1302,9 +1351,15 @@ def report(
         f"  concurrent runs: {scale.concurrent_async - concurrency['rg_async'][2]}/{scale.concurrent_async} async, "
         f"{scale.concurrent_sync - concurrency['rg_sync'][2]}/{scale.concurrent_sync} sync succeeded {verdict(conc_ok)}"
     )
-    print(f"  RSS growth: worst {mem_worst:+.2f} MB per 100k events (target < {TARGETS['rss_mb']:.0f}) {verdict(targets['memory'])}")
+    print(
+        f"  RSS growth: worst {mem_worst:+.2f} MB per 100k events (target < {TARGETS['rss_mb']:.0f}) "
+        f"{verdict(targets['memory'])}"
+    )
     print(f"  sync __exit__: {exit_ms:.3f} ms (target < {TARGETS['exit_ms']:.0f}) {verdict(targets['exit_ms'])}")
-    print(f"  background threads: {'none' if not background else sorted(set(sync_thread_starts))} {verdict(not background)}")
+    print(
+        f"  background threads: {'none' if not background else sorted(set(sync_thread_starts))} "
+        f"{verdict(not background)}"
+    )
     for f in CLASSIC_TARGETED:
         rg, _, flavour = CLASSIC_PAIRS[f]
         print(
@@ -1333,8 +1388,11 @@ def report(
         "cpu_us_per_event": {k: round(v, 2) for k, v in cpu_us.items()},
         "ttfe_ms": {k: round(v, 1) for k, v in ttfe_ms.items()},
         "ttfe_split_ms": {
-            name: {"create": round(before_ms[name], 2), "server": round(pickup_ms[name], 1),
-                   "deliver": round(delivery_ms[name], 2)}
+            name: {
+                "create": round(before_ms[name], 2),
+                "server": round(pickup_ms[name], 1),
+                "deliver": round(delivery_ms[name], 2),
+            }
             for name in VARIANTS
         },
         "ratio": {
@@ -1350,25 +1408,48 @@ def report(
             "turns_cpu": round(turn_cpu_ratio, 3),
         },
         "ttfe_over_raw_ms": {k: round(v, 2) for k, v in ttfe_over.items()},
-        "turns": {"count": scale.turns, "threads": scale.turn_threads, "first_ms": round(wall_first, 1), "pairs": len(turn_pairs),
-                  "last_ms": round(wall_last, 1), "first_cpu_ms": round(cpu_first, 2), "last_cpu_ms": round(cpu_last, 2)},
-        "nested": {"events": nest_events, "local_events": nest_local_events,
-                   "wall_ms": {k: round(v, 1) for k, v in nest_wall.items()},
-                   "cpu_ms": {k: round(v, 1) for k, v in nest_cpu.items()},
-                   "over_wall_us_per_event": round(nest_over_wall_us, 1),
-                   "over_cpu_us_per_event": round(nest_over_cpu_us, 2)},
+        "turns": {
+            "count": scale.turns,
+            "threads": scale.turn_threads,
+            "first_ms": round(wall_first, 1),
+            "pairs": len(turn_pairs),
+            "last_ms": round(wall_last, 1),
+            "first_cpu_ms": round(cpu_first, 2),
+            "last_cpu_ms": round(cpu_last, 2),
+        },
+        "nested": {
+            "events": nest_events,
+            "local_events": nest_local_events,
+            "wall_ms": {k: round(v, 1) for k, v in nest_wall.items()},
+            "cpu_ms": {k: round(v, 1) for k, v in nest_cpu.items()},
+            "over_wall_us_per_event": round(nest_over_wall_us, 1),
+            "over_cpu_us_per_event": round(nest_over_cpu_us, 2),
+        },
         "concurrency": {
             "n_jobs_per_worker": N_JOBS_PER_WORKER,
-            **{k: {"runs": scale.concurrent_async if k.endswith("async") else scale.concurrent_sync,
-                   "wall_s": round(w, 2), "cpu_s": round(c, 3), "failures": f}
-               for k, (w, c, f) in concurrency.items()},
+            **{
+                k: {
+                    "runs": scale.concurrent_async if k.endswith("async") else scale.concurrent_sync,
+                    "wall_s": round(w, 2),
+                    "cpu_s": round(c, 3),
+                    "failures": f,
+                }
+                for k, (w, c, f) in concurrency.items()
+            },
         },
         "rss_mb_per_100k": {k: round(v, 2) for k, v in memory.items()},
         "exit_ms_median": round(exit_ms, 3),
-        "threads": {"before": threads["before"], "during": threads["during"], "after": threads["after"],
-                    "background_thread": background},
-        "load": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in load_after],
-                 "cpus": os.cpu_count()},
+        "threads": {
+            "before": threads["before"],
+            "during": threads["during"],
+            "after": threads["after"],
+            "background_thread": background,
+        },
+        "load": {
+            "before": [round(x, 2) for x in load_before],
+            "after": [round(x, 2) for x in load_after],
+            "cpus": os.cpu_count(),
+        },
         "classic": {
             "items": dict(classic_items),
             "evs_median": {k: round(v, 1) for k, v in c_evs.items()},
