@@ -208,3 +208,8 @@ def sse_event(method: str, data: Any, seq: int, *, namespace: Sequence[str] = ()
     """One frame of a run's stream, as the server writes it."""
     envelope = {"type": "event", "method": method, "params": {"namespace": list(namespace), "data": data}, "seq": seq}
     return f"event: {method}\r\ndata: {json.dumps(envelope)}\r\nid: {seq}\r\n\r\n".encode()
+
+
+def metadata_frame(run_id: str = "r", *, attempt: int = 1) -> bytes:
+    """A run's first frame, as the server writes it: its ``metadata``."""
+    return f'event: metadata\r\ndata: {{"run_id": "{run_id}", "attempt": {attempt}}}\r\nid: 0\r\n\r\n'.encode()

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from remote_graph import Limits, RemoteGraph, RemoteProtocolError, RemoteRunError, errors
-from tests.fake_servers import ScriptedRuns, sse_event
+from tests.fake_servers import ScriptedRuns, metadata_frame, sse_event
 
 SMALL = Limits(max_frame_chars=100_000)
 
@@ -53,6 +53,7 @@ def wait_for(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
 
 def endless_frame() -> Iterator[bytes]:
     """A frame that never ends: one data line growing for as long as anyone reads."""
+    yield metadata_frame()
     yield sse_event("values", {"x": 1}, 1)
     yield b"event: values\r\ndata: "
     while True:
@@ -60,6 +61,7 @@ def endless_frame() -> Iterator[bytes]:
 
 
 def one_huge_frame() -> Iterable[bytes]:
+    yield metadata_frame()
     yield sse_event("values", {"x": 1}, 1)
     yield sse_event("values", {"x": "y" * 200_000}, 2)
     yield sse_event("values", {"x": 3}, 3)
@@ -163,3 +165,36 @@ def test_a_server_naming_a_new_exception_type_in_every_failure_is_bounded(monkey
         assert all(isinstance(e, RemoteRunError) and str(e) == f"failure {i}" for i, e in enumerate(seen[:3]))
         assert all(isinstance(e, RemoteProtocolError) and "Limits.max_error_types (3)" in str(e) for e in seen[3:])
         assert len(registry) == 3
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("flavour", list(RUNS))
+def test_a_stream_that_begins_after_the_runs_first_events_is_read_again_from_the_start(flavour: str) -> None:
+    """A run's stream subscribed late (a busy server) lacks the run's first frames, its
+    ``metadata`` among them: the client reads the run again from its start, and
+    delivers every event once."""
+    frames = [metadata_frame(), *(sse_event("values", {"x": i}, i) for i in range(1, 5))]
+
+    def body() -> Iterable[bytes]:
+        if len(server.streamed) == 0 and not any(path.endswith("/stream") for _, path, _ in server.requests[1:]):
+            return frames[3:]  # no metadata frame, no x=1, x=2
+        after = server.requests[-1][2].get("last-event-id")
+        start = 0 if after in (None, "0-0", "-1") else int(after) + 1
+        return frames[start:]
+
+    with ScriptedRuns(body) as server:
+        graph = RemoteGraph("g", url=server.url)
+        if flavour == "sync":
+            with graph.stream_events({"x": 0}, version="v3") as run:
+                values = list(run.values)
+        else:
+
+            async def go() -> list[Any]:
+                async with await graph.astream_events({"x": 0}, version="v3") as run:
+                    return [v async for v in run.values]
+
+            values = asyncio.run(go())
+        assert values == [{"x": 1}, {"x": 2}, {"x": 3}, {"x": 4}]
+        streams = [headers.get("last-event-id") for method, path, headers in server.requests if "stream" in path]
+        # The first stream's first frame was no metadata: the next read starts from the beginning.
+        assert streams[:2] == [None, "0-0"], streams

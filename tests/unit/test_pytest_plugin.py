@@ -29,6 +29,11 @@ def test_fails(remote_graph_server):
 """
 
 
+# A test that starts several inner sessions waits up to run_inner's 110 s for each;
+# where CI's lanes share two cores, three inner sessions took over 120 s together.
+INNER_SESSIONS_BOUND = 340
+
+
 def run_inner(
     tmp_path: Path, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, ini: str = "[pytest]\n"
 ) -> subprocess.CompletedProcess[str]:
@@ -57,6 +62,8 @@ def test_a_url_is_used_as_it_is(tmp_path: Path) -> None:
     assert "remote_graph server: http://127.0.0.1:9" in done.stdout  # the header says which server
 
 
+# Several inner sessions, each bounded by run_inner: the test's bound is their sum.
+@pytest.mark.timeout(INNER_SESSIONS_BOUND)
 def test_remote_graph_url_is_honoured_and_the_option_wins(tmp_path: Path) -> None:
     done = run_inner(tmp_path, "-k", "test_url", env={"REMOTE_GRAPH_URL": "http://127.0.0.1:7"})
     assert "URL=http://127.0.0.1:7\n" in done.stdout, done.stdout + done.stderr
@@ -95,6 +102,8 @@ def test_a_failing_test_shows_the_server_log(tmp_path: Path) -> None:
     assert done.stdout.count("remote_graph server log") == 1
 
 
+# Several inner sessions, each bounded by run_inner: the test's bound is their sum.
+@pytest.mark.timeout(INNER_SESSIONS_BOUND)
 def test_the_embedded_server_can_run_in_another_interpreter(tmp_path: Path) -> None:
     venv = tmp_path / "server-venv"
     (venv / "bin").mkdir(parents=True)
@@ -143,6 +152,8 @@ def project_with_config(tmp_path: Path) -> Path:
     return project
 
 
+# Several inner sessions, each bounded by run_inner: the test's bound is their sum.
+@pytest.mark.timeout(INNER_SESSIONS_BOUND)
 def test_a_relative_config_option_is_found_from_another_directory(tmp_path: Path) -> None:
     """From the directory pytest runs in, else from the rootdir: also when the option
     sits in the ini's addopts and pytest runs elsewhere."""
@@ -163,6 +174,8 @@ def test_a_relative_config_option_is_found_from_another_directory(tmp_path: Path
     assert f"serving {elsewhere / 'app' / 'langgraph.json'}" in done.stdout, done.stdout + done.stderr
 
 
+# Several inner sessions, each bounded by run_inner: the test's bound is their sum.
+@pytest.mark.timeout(INNER_SESSIONS_BOUND)
 def test_a_config_that_is_nowhere_fails_the_run_once_naming_where_it_looked(tmp_path: Path) -> None:
     project = project_with_config(tmp_path)
     done = run_inner(project, "--remote-graph-config=nowhere/langgraph.json", cwd=tmp_path)

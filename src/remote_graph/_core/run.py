@@ -190,6 +190,9 @@ class RunDriver:
         # or the run's ``metadata`` frame (``""``); ``None`` once it came, and
         # for a run this driver starts.
         self._anchor: str | None = None
+        # Whether the first frame of a run this driver starts is still to come: it is the
+        # run's ``metadata`` frame, unless the stream began after the run's first events.
+        self._first_frame = join is None
         if join is not None:
             self.follow = Follow(Phase.LOOKING_UP)
             self._anchor = after.event_id if after is not None else ""
@@ -570,6 +573,13 @@ class RunDriver:
             for frame in decoder.feed(chunk):
                 if self._anchor is not None:
                     self._check_anchor(frame.id, frame.event)
+                if self._first_frame:
+                    self._first_frame = False
+                    if frame.event != "metadata" and self.run_id is not None:
+                        # The stream began after the run's first events (a server under
+                        # load subscribes it late): read the run again from its start.
+                        logger.debug("run %s: its stream began without the metadata frame; replaying", self.run_id)
+                        return _Read(Signal.LOST, fresh)
                 cursor.observe(frame.id)
                 event = frame.event
                 if event == "error":
