@@ -703,21 +703,26 @@ def check_classic_bodies(graphs: dict[str, RemoteGraph], workloads: dict[str, Wo
                 graph._deployment(), work.input, _config(), version="v2", filters=EventFilters(), kwargs={}
             )
         else:
-            call = ClassicCall.start(
-                graph._deployment(),
-                work.input,
-                _config(),
-                stream_mode=mode,
-                print_mode=(),
-                subgraphs=False,
-                debug=None,
-                version="v1",
-                kwargs={},
-                method="stream()",
-            )
+            call = classic_call(graph, work.input, _config(), mode, "stream()")
         request = call.driver.plan.request("/threads/t", None)
         if (request.method, request.path, request.json) != ("POST", "/threads/t/runs/stream", work.body()):
             raise RuntimeError(f"the raw {mode} client's request is not RemoteGraph's: {request}")
+
+
+def classic_call(graph: RemoteGraph, input: Any, config: Any, stream_mode: Any, method: str) -> ClassicCall:
+    """The classic call RemoteGraph plans for ``stream(input, config, stream_mode=...)`` (no I/O)."""
+    return ClassicCall.start(
+        graph._deployment(),
+        input,
+        config,
+        stream_mode=stream_mode,
+        print_mode=(),
+        subgraphs=False,
+        debug=None,
+        version="v1",
+        kwargs={},
+        method=method,
+    )
 
 
 class RawClassicStream(RawStream):

@@ -74,6 +74,7 @@ from bench import (  # noqa: E402
     _config,
     check_count,
     check_items,
+    classic_call,
     classic_workloads,
     close_clients,
     median,
@@ -91,7 +92,6 @@ from bench import (  # noqa: E402
 )
 from remote_graph import RemoteGraph, Timeouts  # noqa: E402
 from remote_graph import graph as graph_module  # noqa: E402
-from remote_graph._classic import ClassicCall  # noqa: E402
 from remote_graph._invoke import InvokeCollector  # noqa: E402
 from remote_graph.testing import LangGraphDevServer, ReplicaServer  # noqa: E402
 
@@ -287,18 +287,8 @@ class V3Workload(Workload):
 def invoke_workload(graph: RemoteGraph) -> Workload:
     """What ``invoke`` of ``linear`` sends, built by RemoteGraph itself (no I/O); its ``values`` frames counted."""
     config: Any = _config()
-    call = ClassicCall.start(
-        graph._deployment(),
-        LINEAR_INPUT,
-        config,
-        stream_mode=["updates", "values"],  # what ``invoke`` streams (``InvokeCollector.stream_kwargs``)
-        print_mode=(),
-        subgraphs=False,
-        debug=None,
-        version="v1",
-        kwargs={},
-        method="invoke()",
-    )
+    # What ``invoke`` streams (``InvokeCollector.stream_kwargs``).
+    call = classic_call(graph, LINEAR_INPUT, config, ["updates", "values"], "invoke()")
     request = call.driver.plan.request("/threads/t", None)
     assert isinstance(request.json, dict)
     work = Workload(LINEAR, LINEAR_INPUT, tuple(request.json["stream_mode"]), "values", None, 3)
