@@ -40,7 +40,7 @@ from langgraph.errors import GraphInterrupt
 from langgraph.types import Interrupt
 
 from remote_graph._core.callbacks import CallbackCall, CallbackRelay
-from remote_graph._private import relayed_elsewhere, tracing_configured
+from remote_graph._private import relayed_elsewhere
 
 __all__ = ["CallbackTap"]
 
@@ -90,8 +90,9 @@ class CallbackTap:
             always: Build it even when only the graph's own run has handlers
                 (inside a parent's ``astream_events``).
         """
-        if not config.get("callbacks") and not always and not tracing_configured():
-            return None
+        # Built every time: besides the config's callbacks, the environment's tracer, a
+        # context's handler (get_usage_metadata_callback, collect_runs) and debug mode
+        # add handlers, as CallbackManager.configure finds them.
         manager = get_callback_manager_for_config(config)
         children = [h for h in manager.inheritable_handlers if not relayed_elsewhere(h)]
         if not children and not always:

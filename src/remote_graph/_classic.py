@@ -135,7 +135,7 @@ class ClassicCall:
             modes[0] if one else modes, print_mode, subgraphs=subgraphs, version=version, output_keys=output_keys
         )
         # A run with callback handlers also streams the events its inner runs' callbacks make.
-        tap = CallbackTap.of(ensure_config(config), input, deployment.name) if join is None else None
+        tap = CallbackTap.of(ensure_config(deployment.config, config), input, deployment.name) if join is None else None
         if tap is not None and tap.relays:
             wanted.append("events")
         streamed = server_modes(wanted)
@@ -206,7 +206,7 @@ class ClassicCall:
         assert isinstance(wire, ClassicWire)
         # Messages in the caller's input get their ids in place, as a local run gives them.
         wire.reader.idless.extend(m for m in messages_in(input) if m.id is None)
-        tap = CallbackTap.of(ensure_config(config), input, deployment.name)
+        tap = CallbackTap.of(ensure_config(deployment.config, config), input, deployment.name)
         reader = EventReader(
             wire.reader.view,
             version=version,

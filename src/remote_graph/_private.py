@@ -32,7 +32,6 @@ import h11
 import httpcore
 import httpx
 from langchain_core.runnables.utils import _RootEventFilter as RootEventFilter
-from langchain_core.tracers.context import _tracing_v2_is_enabled as tracing_configured
 from langchain_core.tracers.event_stream import _AstreamEventsCallbackHandler as AstreamEventsHandler
 from langgraph._internal._config import ensure_config
 from langgraph._internal._constants import (
@@ -111,7 +110,6 @@ __all__ = [
     "relayed_elsewhere",
     "release_channel",
     "sdk_orjson_default",
-    "tracing_configured",
     "send_event",
     "set_message_node",
     "shape_output",

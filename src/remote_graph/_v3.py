@@ -44,7 +44,7 @@ class V3Call:
         transformers: Sequence[TransformerFactory] | None,
         options: RunOptions,
     ) -> None:
-        _warn_of_callbacks(config, input, deployment.name)
+        _warn_of_callbacks(ensure_config(deployment.config, config), input, deployment.name)
         self._deployment = deployment
         self._transformers = transformers
         self._headers = deployment.run_headers(options)
@@ -68,9 +68,8 @@ class V3Call:
             return AsyncRemoteGraphRunStream(source, mux, self._driver, thread_id=self._name)
 
 
-def _warn_of_callbacks(config: RunnableConfig | None, input: Any, name: str) -> None:
-    """A v3 run cannot drive the config's callback handlers: say so rather than drop them."""
-    merged = ensure_config(config)
+def _warn_of_callbacks(merged: RunnableConfig, input: Any, name: str) -> None:
+    """A v3 run cannot drive the callback handlers of its (merged) config: say so rather than drop them."""
     if merged.get("callbacks") and CallbackTap.of(merged, input, name) is not None:
         warnings.warn(
             "RemoteGraph: a v3 run stream calls none of the config's callback handlers (the server "

@@ -293,6 +293,15 @@ def test_only_a_call_with_handlers_asks_the_server_for_events(server_url: str) -
     http.close()
 
 
+def test_handlers_given_with_config_are_called(server_url: str) -> None:
+    """Handlers bound with ``with_config`` (the graph's own config) are the run's, as locally."""
+    recorder = Recorder()
+    remote = RemoteGraph("linear", url=server_url).with_config(callbacks=[recorder], run_name="bound")
+    remote.invoke(LINEAR)
+    starts = [kwargs.get("name") for method, _, kwargs in recorder.calls if method == "on_chain_start"]
+    assert starts == ["bound", "a", "b"]
+
+
 # --- divergences kept on purpose (README: "Divergences from local") ---------------------
 
 

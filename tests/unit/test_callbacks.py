@@ -166,11 +166,19 @@ class Recorder(BaseCallbackHandler):
         self.seen.append(("token", token))
 
 
-def test_a_config_without_handlers_gets_no_tap(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("LANGSMITH_TRACING", raising=False)
-    monkeypatch.delenv("LANGCHAIN_TRACING_V2", raising=False)
+def test_a_config_without_handlers_gets_no_tap() -> None:
     assert CallbackTap.of({}, {"x": 1}, "g") is None
     assert CallbackTap.of({"callbacks": []}, {"x": 1}, "g") is None
+
+
+def test_handlers_a_context_adds_get_a_tap_as_a_local_run_calls_them() -> None:
+    """``CallbackManager.configure`` adds handlers no config names (a usage counter
+    here): the tap finds them as it does."""
+    from langchain_core.callbacks import get_usage_metadata_callback
+
+    with get_usage_metadata_callback():
+        tap = CallbackTap.of({}, {"x": 1}, "g")
+    assert tap is not None and tap.relays
 
 
 @pytest.mark.parametrize("outcome", ["completed", "interrupted", "failed"])

@@ -771,16 +771,6 @@ def test_relayed_elsewhere_names_the_handlers_that_stand_for_a_parents_streams()
     assert not _private.relayed_elsewhere(BaseCallbackHandler())
 
 
-def test_tracing_configured_is_the_check_the_callback_manager_makes() -> None:
-    import langchain_core.callbacks.manager as manager
-
-    # langsmith caches what it read of the environment, so the check is named, not toggled:
-    # CallbackManager.configure imports this very function to decide on a tracer.
-    assert "_tracing_v2_is_enabled" in inspect.getsource(manager._configure)
-    assert _private.tracing_configured.__name__ == "_tracing_v2_is_enabled"
-    assert isinstance(_private.tracing_configured(), bool)
-
-
 async def test_send_event_files_an_event_under_the_parent_run() -> None:
     handler = _private.AstreamEventsHandler(exclude_names=["hidden"])
     for internal in ("_get_parent_ids", "_send"):
