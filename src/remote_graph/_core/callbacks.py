@@ -101,7 +101,6 @@ class CallbackRelay:
     _open: dict[UUID, _Open] = field(default_factory=dict, init=False)
     root_output: Any = field(default=None, init=False)
     """The remote root run's output, from its end event (``None`` until then)."""
-    root_ended: bool = field(default=False, init=False)
 
     def feed(self, event: Mapping[str, Any]) -> list[CallbackCall]:
         """The handler calls one revived ``astream_events`` v2 event stands for."""
@@ -116,7 +115,6 @@ class CallbackRelay:
             # The remote root: the caller's own run stands for it.
             if name.endswith("_end"):
                 self.root_output = data.get("output")
-                self.root_ended = True
             return []
         if name == "on_custom_event":
             return [_custom(event, run_id, data)]
