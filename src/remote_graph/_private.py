@@ -31,8 +31,19 @@ from typing import TYPE_CHECKING, Any
 import h11
 import httpcore
 import httpx
+from langchain_core.language_models._compat_bridge import _accumulate as accumulate_block
+from langchain_core.language_models._compat_bridge import _accumulate_usage as accumulate_usage
+from langchain_core.language_models._compat_bridge import _build_message_finish as build_message_finish
+from langchain_core.language_models._compat_bridge import _build_message_start as build_message_start
+from langchain_core.language_models._compat_bridge import _finalize_and_build_finish as finish_block
+from langchain_core.language_models._compat_bridge import _iter_protocol_blocks as protocol_blocks
+from langchain_core.language_models._compat_bridge import _start_skeleton as start_skeleton
+from langchain_core.language_models._compat_bridge import _to_content_delta as content_delta
+from langchain_core.messages import AIMessageChunk
 from langchain_core.runnables.utils import _RootEventFilter as RootEventFilter
 from langchain_core.tracers.event_stream import _AstreamEventsCallbackHandler as AstreamEventsHandler
+from langchain_core.utils._gateway import GATEWAY_METADATA_RESPONSE_KEY
+from langchain_core.utils._merge import merge_dicts
 from langgraph._internal._config import ensure_config
 from langgraph._internal._constants import (
     CONFIG_KEY_CHECKPOINT_NS,
@@ -87,6 +98,17 @@ __all__ = [
     "StreamMux",
     "AstreamEventsHandler",
     "MuxAwareTransformer",
+    "ChunkEvents",
+    "GATEWAY_METADATA_RESPONSE_KEY",
+    "accumulate_block",
+    "accumulate_usage",
+    "build_message_finish",
+    "build_message_start",
+    "content_delta",
+    "finish_block",
+    "merge_dicts",
+    "protocol_blocks",
+    "start_skeleton",
     "apump_of",
     "attach_projection",
     "claim_channel",
@@ -108,6 +130,7 @@ __all__ = [
     "read_held_bytes_first",
     "reject_v3_invariant_kwargs",
     "relayed_elsewhere",
+    "required_modes",
     "release_channel",
     "sdk_orjson_default",
     "send_event",
@@ -150,6 +173,16 @@ def mux_transformers(mux: StreamMux) -> list[StreamTransformer]:
     ``WireChannelsTransformer`` contributes none until a name is asked for.
     """
     return mux._transformers
+
+
+def required_modes(mux: StreamMux) -> frozenset[str]:
+    """The stream modes ``mux``'s transformers require, as a local v3 run asks its graph for them.
+
+    Stands in for ``langgraph.pregel.main._collect_stream_modes`` (langgraph
+    1.2.24), over ``mux_transformers``: each transformer's public
+    ``required_stream_modes``.
+    """
+    return frozenset(mode for t in mux_transformers(mux) for mode in getattr(t, "required_stream_modes", ()))
 
 
 def mux_error(mux: StreamMux) -> BaseException | None:
@@ -358,6 +391,69 @@ def set_message_node(stream: ChatModelStream | AsyncChatModelStream, node: str) 
     wire may name it only once the node's ``updates`` arrive.
     """
     stream._node = node
+
+
+# --- a model's chunks as protocol message events (langchain_core.language_models._compat_bridge, 1.8.3)
+
+
+class ChunkEvents:
+    """One streamed message's chunks, turned into the protocol events a v3 run has for them.
+
+    A local v3 run has its chat model stream through langchain-core's
+    ``chunks_to_events``, which pulls the chunks from the model's iterator. A
+    server without the v3 protocol sends the chunks one by one among other
+    frames, so the same steps are taken per chunk here, with the bridge's own
+    helpers (``_build_message_start``, ``_iter_protocol_blocks``,
+    ``_start_skeleton``, ``_accumulate``, ``_to_content_delta``,
+    ``_accumulate_usage``, ``_finalize_and_build_finish``,
+    ``_build_message_finish``): the public functions take a whole iterator.
+    """
+
+    def __init__(self) -> None:
+        self.started = False
+        self._blocks: dict[Any, tuple[int, Any]] = {}
+        self._usage: Any = None
+        self._response_metadata: dict[str, Any] = {}
+        self._additional_kwargs: dict[str, Any] = {}
+
+    def feed(self, chunk: AIMessageChunk) -> list[dict[str, Any]]:
+        """The events of one more chunk: the message's start first, then each block's start and delta."""
+        events: list[Any] = []
+        metadata = {k: v for k, v in chunk.response_metadata.items() if k != GATEWAY_METADATA_RESPONSE_KEY}
+        self._response_metadata.update(metadata)
+        if chunk.additional_kwargs:
+            self._additional_kwargs = merge_dicts(self._additional_kwargs, chunk.additional_kwargs)
+        if not self.started:
+            self.started = True
+            events.append(build_message_start(chunk, None))
+        for key, block in protocol_blocks(chunk):
+            if key not in self._blocks:
+                index = len(self._blocks)
+                self._blocks[key] = (index, dict(block))
+                events.append({"event": "content-block-start", "index": index, "content": start_skeleton(block)})
+            else:
+                index, existing = self._blocks[key]
+                self._blocks[key] = (index, accumulate_block(existing, block))
+            delta = content_delta(block)
+            if delta is not None:
+                events.append({"event": "content-block-delta", "index": index, "delta": delta})
+        if chunk.usage_metadata:
+            self._usage = accumulate_usage(self._usage, chunk.usage_metadata)
+        return events
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The events that end the message: each block's finish, then the message's."""
+        if not self.started:
+            return []
+        events: list[Any] = [finish_block(index, block) for index, block in self._blocks.values()]
+        events.append(
+            build_message_finish(
+                usage=self._usage,
+                response_metadata=self._response_metadata,
+                additional_kwargs=self._additional_kwargs,
+            )
+        )
+        return events
 
 
 # --- a parent task's scratchpad and messages handlers (langgraph.pregel, 1.2.24) ----------------

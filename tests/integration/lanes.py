@@ -38,7 +38,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.pregel import Pregel
 from langgraph.types import Interrupt
-from langgraph_sdk.client import SyncLangGraphClient
+from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
 
 from remote_graph import RemoteGraph
 
@@ -522,6 +522,36 @@ class RemoteAsync(AsyncLane):
     kind = "remote"
 
 
+class ClassicServerSync(RemoteSync):
+    """The remote sync lane, on a server that answers v3 runs with the classic modes."""
+
+    def __init__(self, server_url: str) -> None:
+        super().__init__(server_url)
+        self.clients = ClientsWithoutV3(server_url)
+
+    def graph(self, name: str, **remote_kwargs: Any) -> Any:
+        return self.clients.graph(name, **remote_kwargs)
+
+    def close(self) -> None:
+        self.clients.sync.close()
+        super().close()
+
+
+class ClassicServerAsync(RemoteAsync):
+    """The remote async lane, on a server that answers v3 runs with the classic modes."""
+
+    def __init__(self, server_url: str) -> None:
+        super().__init__(server_url)
+        self.clients = ClientsWithoutV3(server_url)
+
+    def graph(self, name: str, **remote_kwargs: Any) -> Any:
+        return self.clients.graph(name, **remote_kwargs)
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.clients.async_.aclose())
+        super().close()
+
+
 class _NoStateReads(httpx.BaseTransport):
     """Sends every request on to the server, but answers each read of a thread's state with a 503."""
 
@@ -544,6 +574,58 @@ def remote_without_state_reads(name: str, server_url: str) -> RemoteGraph:
     return RemoteGraph(name, sync_client=SyncLangGraphClient(http))
 
 
+# The marker a v3 run is created with (``commands._V3_MARKER``), in the body's ``checkpoint``.
+_V3_MARKER = "__event_streaming_v2"
+
+
+def _without_v3(request: httpx.Request) -> httpx.Request:
+    """A run's creation without the v3 marker: the server then streams the classic
+    modes the run asks for, as a server without the v3 protocol (aegra) does."""
+    if request.method != "POST" or not request.url.path.endswith("/runs/stream"):
+        return request
+    body = json.loads(request.content)
+    if body.get("checkpoint", {}).pop(_V3_MARKER, None) is None:
+        return request
+    headers = {k: v for k, v in request.headers.items() if k.lower() != "content-length"}
+    return httpx.Request(request.method, request.url, headers=headers, content=json.dumps(body).encode())
+
+
+class _WithoutV3(httpx.BaseTransport):
+    def __init__(self) -> None:
+        self._inner = httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self._inner.handle_request(_without_v3(request))
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class _AsyncWithoutV3(httpx.AsyncBaseTransport):
+    def __init__(self) -> None:
+        self._inner = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return await self._inner.handle_async_request(_without_v3(request))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class ClientsWithoutV3:
+    """HTTP clients whose runs reach the server without the v3 marker: the embedded
+    server then answers a v3 run as a server without the v3 protocol does."""
+
+    def __init__(self, server_url: str) -> None:
+        self.sync = httpx.Client(base_url=server_url, transport=_WithoutV3(), timeout=30)
+        self.async_ = httpx.AsyncClient(base_url=server_url, transport=_AsyncWithoutV3(), timeout=30)
+
+    def graph(self, name: str, **kwargs: Any) -> RemoteGraph:
+        return RemoteGraph(
+            name, sync_client=SyncLangGraphClient(self.sync), client=LangGraphClient(self.async_), **kwargs
+        )
+
+
 # Inputs the served graphs take, shared by the scenario modules.
 LINEAR = {"x": 1, "log": []}
 GATE = {"x": 1, "answer": ""}
@@ -564,12 +646,15 @@ class Scenarios(dict[str, Scenario]):
 ONLY_LOCAL = os.environ.get("CONFORMANCE_LANES", "") == "local"
 
 
-def compare(fn: Scenario, flavour: str, server_url: str, *, reference_flavour: str | None = None) -> tuple[Any, Any]:
+def compare(
+    fn: Scenario, flavour: str, server_url: str, *, reference_flavour: str | None = None, remote: str = "remote"
+) -> tuple[Any, Any]:
     """Run a scenario on the local lane (``reference_flavour``, else ``flavour``) and on
-    the remote ``flavour`` lane; return both results. With ``CONFORMANCE_LANES=local``
-    the second result is a second run of the local ``flavour`` lane."""
+    the ``remote`` ``flavour`` lane (``"classic-server"``: a server without the v3
+    protocol); return both results. With ``CONFORMANCE_LANES=local`` the second
+    result is a second run of the local ``flavour`` lane."""
     local = run_lane("local", reference_flavour or flavour, server_url, fn)
-    return local, run_lane("local" if ONLY_LOCAL else "remote", flavour, server_url, fn)
+    return local, run_lane("local" if ONLY_LOCAL else remote, flavour, server_url, fn)
 
 
 def lanes_server_url(request: Any) -> str:
@@ -591,4 +676,6 @@ LANES: dict[tuple[str, str], type[Lane]] = {
     ("remote", "sync"): RemoteSync,
     ("local", "async"): LocalAsync,
     ("remote", "async"): RemoteAsync,
+    ("classic-server", "sync"): ClassicServerSync,
+    ("classic-server", "async"): ClassicServerAsync,
 }

@@ -37,7 +37,11 @@ DURABILITIES = ("sync", "async", "exit")
 # What the server's own run.start asks of a v3-streamed run. A run created
 # through the runs API with these settings streams the same events.
 _V3_MARKER = "__event_streaming_v2"
-_V3_STREAM_MODES = ("values", "updates", "messages", "custom", "tasks", "checkpoints")
+# ``messages-tuple`` is for a server without the v3 protocol, which ignores the
+# marker and streams these modes as they are (``v3_formats.py``): its tokens then
+# come with their metadata, which names their node. A v3 server's mux decides
+# what a v3 run streams, and this list only which stored events a replay holds.
+_V3_STREAM_MODES = ("values", "updates", "messages", "messages-tuple", "custom", "tasks", "checkpoints")
 
 
 def _node_names(name: str, value: Any) -> list[str] | str | None:

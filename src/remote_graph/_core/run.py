@@ -67,7 +67,7 @@ from remote_graph._core.schema import GraphSchemas, learn_schemas
 from remote_graph._core.sse import SSEDecoder
 from remote_graph._core.state import Follow, Phase, RunState, RunStatus, Signal, status_from_server
 from remote_graph._core.threadless import forget_thread
-from remote_graph._core.v3_wire import V3Wire
+from remote_graph._core.v3_formats import V3Formats
 from remote_graph._core.wire import Part, Wire
 from remote_graph._private import sdk_orjson_default
 from remote_graph.errors import (
@@ -144,7 +144,7 @@ class RunDriver:
         schemas: The deployed graph's schemas, learned before the run when
             given and not yet known (to revive state by its schema, and for a
             run inside a parent task, which returns only the output keys).
-        wire: The run's stream format; a v3 run's (``V3Wire``) by default.
+        wire: The run's stream format; a v3 run's (``V3Formats``: the one its server answers with) by default.
         limits: Bounds on what the server's answers may make the run hold.
         join: Follow this run, started elsewhere, instead of starting one
             (``plan`` then only names the graph).
@@ -172,7 +172,7 @@ class RunDriver:
         self.state = RunState()
         self.follow = Follow()
         self._thread_path = f"/threads/{quote(thread_id, safe='')}"
-        self.wire: Wire = wire if wire is not None else V3Wire(self._thread_path, plan.assistant_id)
+        self.wire: Wire = wire if wire is not None else V3Formats(self._thread_path, plan.assistant_id, thread_id)
         self._clock = clock
         self._conversation: Conversation = self._run()
         self._started = False

@@ -1,0 +1,109 @@
+"""v3 run streams on a server without the v3 protocol: equal to local.
+
+aegra and langgraph-api releases before the v3 protocol ignore a v3 run's
+marker and stream the classic modes the run asks for. The embedded server does
+the same for a run created without the marker, so the ``classic-server`` lanes
+(``lanes.ClientsWithoutV3``) remove it from each run's creation, and every v3
+scenario of the conformance, zero-config and human-in-the-loop suites runs
+there on [local, remote] x [sync, async]. Nothing else tells the client: it
+reads the format from the run's first event (``_core/v3_formats.py``).
+
+One difference stays, and only where a scenario's state holds a chat model's
+answer: a local v3 run streams the model's events (langchain-core's v2 path),
+so the model's message holds content blocks (``output_version="v1"``); a
+server without the v3 protocol runs the model the classic way, and its message
+holds the plain content. That is the server's execution, not the client's
+reading, so it is kept (``docs/divergences.md``): those scenarios must be
+equal once each AI message's content is read as its text, and differ before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import toolflow
+
+from tests.integration import test_conformance, test_hitl, test_zero_config
+from tests.integration.lanes import ClientsWithoutV3, Lane, compare, local_twin
+from tests.integration.test_zero_config import ASK
+
+pytestmark = pytest.mark.integration
+
+# Scenarios of a module's own server-side transformers: a server without the v3
+# protocol runs none, so their named channels are empty there (the caller gives the
+# module's transformers to the client instead: ``module_channel_computed_on_the_client_is_whole_on_every_run``).
+SERVER_TRANSFORMERS = frozenset(
+    {
+        "zero_config.module_channels_by_name",
+        "zero_config.module_channel_subscribed_mid_run",
+        "zero_config.raw_events_toolflow",
+    }
+)
+
+SCENARIOS = {
+    key: fn
+    for module in (test_conformance, test_zero_config, test_hitl)
+    for name, fn in module.SCENARIOS.items()
+    if (key := f"{module.__name__.rsplit('.', 1)[-1].removeprefix('test_')}.{name}") not in SERVER_TRANSFORMERS
+}
+
+# Scenarios whose state holds a chat model's answer: its content's format differs.
+CONTENT_FORMAT = frozenset(
+    {
+        "conformance.message_objects_in_input",
+        "conformance.messages_agent_tool_calls",
+        "conformance.messages_chat_tokens",
+        "conformance.updates_agent",
+    }
+)
+
+
+def as_text(value: Any) -> Any:
+    """A normalized result with each AI message's content read as its text (``norm``'s dicts)."""
+    if isinstance(value, dict):
+        out = {key: as_text(item) for key, item in value.items()}
+        if value.get("type") == "ai" and isinstance(value.get("content"), list):
+            blocks = value["content"]
+            out["content"] = "".join(
+                b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+            )
+        return out
+    if isinstance(value, (list, tuple)):
+        return [as_text(item) for item in value]
+    return value
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_local_equals_remote_on_a_server_without_v3(name: str, flavour: str, server_url: str) -> None:
+    local, remote = compare(SCENARIOS[name], flavour, server_url, remote="classic-server")
+    assert as_text(remote) == as_text(local)
+    assert (remote == local) is (name not in CONTENT_FORMAT), "the model's content format: see the module docstring"
+
+
+def test_probe_a_server_without_v3_runs_no_module_transformer(server_url: str) -> None:
+    # toolflow's module pushes its own channel from a server-side transformer; a
+    # server without the v3 protocol runs none, so the channel stays empty there,
+    # while the module's transformers given to the client fill it.
+    clients = ClientsWithoutV3(server_url)
+    try:
+        trails = {}
+        for kind, graph in (
+            ("server", clients.graph("toolflow")),
+            ("client", clients.graph("toolflow", stream_transformers=toolflow.stream_transformers())),
+        ):
+            run = graph.stream_events(ASK, Lane.thread(), version="v3")
+            trail = iter(run.extensions["node_trail"])
+            assert run.output is not None
+            trails[kind] = list(trail)
+    finally:
+        clients.sync.close()
+    assert trails["server"] == []
+    assert trails["client"] and trails["client"] == _local_trail()
+
+
+def _local_trail() -> list[Any]:
+    run = local_twin("toolflow").stream_events(ASK, Lane.thread(), version="v3")
+    trail = iter(run.extensions["node_trail"])
+    assert run.output is not None
+    return list(trail)
