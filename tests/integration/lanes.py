@@ -33,14 +33,16 @@ import bare
 import classic
 import graphs
 import httpx
+import plain
 import toolflow
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.pregel import Pregel
 from langgraph.types import Interrupt
-from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
+from langgraph_sdk.client import SyncLangGraphClient
 
 from remote_graph import RemoteGraph
+from tests.without_v3 import ClientsWithoutV3
 
 _SEGMENT = re.compile(r"^([^:]+):[0-9a-f-]{8,}$")
 
@@ -152,7 +154,7 @@ class Lane:
 
 
 # Every module the server serves graphs from.
-_MODULES = (graphs, toolflow, bare, classic)
+_MODULES = (graphs, toolflow, bare, classic, plain)
 
 
 def local_twin(name: str) -> Any:
@@ -552,6 +554,37 @@ class ClassicServerAsync(RemoteAsync):
         super().close()
 
 
+class _PlainModule:
+    """A lane on the graphs served from a module without the hook (``app/plain.py``):
+    locally compiled with no transformers, remotely told so (``stream_transformers=()``,
+    the documented way to match such a module: ``docs/divergences.md``)."""
+
+    kind: str
+    server_url: str
+
+    def graph(self, name: str, **remote_kwargs: Any) -> Any:
+        if self.kind == "local":
+            return local_twin(f"plain_{name}")
+        remote_kwargs.setdefault("stream_transformers", ())
+        return RemoteGraph(f"plain_{name}", url=self.server_url, **remote_kwargs)
+
+
+class PlainLocalSync(_PlainModule, LocalSync):
+    pass
+
+
+class PlainRemoteSync(_PlainModule, RemoteSync):
+    pass
+
+
+class PlainLocalAsync(_PlainModule, LocalAsync):
+    pass
+
+
+class PlainRemoteAsync(_PlainModule, RemoteAsync):
+    pass
+
+
 class _NoStateReads(httpx.BaseTransport):
     """Sends every request on to the server, but answers each read of a thread's state with a 503."""
 
@@ -572,58 +605,6 @@ def remote_without_state_reads(name: str, server_url: str) -> RemoteGraph:
     case where a message's node cannot be named at its start."""
     http = httpx.Client(base_url=server_url, transport=_NoStateReads(), timeout=30)
     return RemoteGraph(name, sync_client=SyncLangGraphClient(http))
-
-
-# The marker a v3 run is created with (``commands._V3_MARKER``), in the body's ``checkpoint``.
-_V3_MARKER = "__event_streaming_v2"
-
-
-def _without_v3(request: httpx.Request) -> httpx.Request:
-    """A run's creation without the v3 marker: the server then streams the classic
-    modes the run asks for, as a server without the v3 protocol (aegra) does."""
-    if request.method != "POST" or not request.url.path.endswith("/runs/stream"):
-        return request
-    body = json.loads(request.content)
-    if body.get("checkpoint", {}).pop(_V3_MARKER, None) is None:
-        return request
-    headers = {k: v for k, v in request.headers.items() if k.lower() != "content-length"}
-    return httpx.Request(request.method, request.url, headers=headers, content=json.dumps(body).encode())
-
-
-class _WithoutV3(httpx.BaseTransport):
-    def __init__(self) -> None:
-        self._inner = httpx.HTTPTransport()
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        return self._inner.handle_request(_without_v3(request))
-
-    def close(self) -> None:
-        self._inner.close()
-
-
-class _AsyncWithoutV3(httpx.AsyncBaseTransport):
-    def __init__(self) -> None:
-        self._inner = httpx.AsyncHTTPTransport()
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        return await self._inner.handle_async_request(_without_v3(request))
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
-class ClientsWithoutV3:
-    """HTTP clients whose runs reach the server without the v3 marker: the embedded
-    server then answers a v3 run as a server without the v3 protocol does."""
-
-    def __init__(self, server_url: str) -> None:
-        self.sync = httpx.Client(base_url=server_url, transport=_WithoutV3(), timeout=30)
-        self.async_ = httpx.AsyncClient(base_url=server_url, transport=_AsyncWithoutV3(), timeout=30)
-
-    def graph(self, name: str, **kwargs: Any) -> RemoteGraph:
-        return RemoteGraph(
-            name, sync_client=SyncLangGraphClient(self.sync), client=LangGraphClient(self.async_), **kwargs
-        )
 
 
 # Inputs the served graphs take, shared by the scenario modules.
@@ -647,14 +628,21 @@ ONLY_LOCAL = os.environ.get("CONFORMANCE_LANES", "") == "local"
 
 
 def compare(
-    fn: Scenario, flavour: str, server_url: str, *, reference_flavour: str | None = None, remote: str = "remote"
+    fn: Scenario,
+    flavour: str,
+    server_url: str,
+    *,
+    reference_flavour: str | None = None,
+    local: str = "local",
+    remote: str = "remote",
 ) -> tuple[Any, Any]:
-    """Run a scenario on the local lane (``reference_flavour``, else ``flavour``) and on
+    """Run a scenario on the ``local`` lane (``reference_flavour``, else ``flavour``) and on
     the ``remote`` ``flavour`` lane (``"classic-server"``: a server without the v3
-    protocol); return both results. With ``CONFORMANCE_LANES=local`` the second
-    result is a second run of the local ``flavour`` lane."""
-    local = run_lane("local", reference_flavour or flavour, server_url, fn)
-    return local, run_lane("local" if ONLY_LOCAL else remote, flavour, server_url, fn)
+    protocol; ``"plain-local"`` / ``"plain-remote"``: graphs served from a module
+    without the hook); return both results. With ``CONFORMANCE_LANES=local`` the
+    second result is a second run of the local ``flavour`` lane."""
+    reference = run_lane(local, reference_flavour or flavour, server_url, fn)
+    return reference, run_lane(local if ONLY_LOCAL else remote, flavour, server_url, fn)
 
 
 def lanes_server_url(request: Any) -> str:
@@ -678,4 +666,8 @@ LANES: dict[tuple[str, str], type[Lane]] = {
     ("remote", "async"): RemoteAsync,
     ("classic-server", "sync"): ClassicServerSync,
     ("classic-server", "async"): ClassicServerAsync,
+    ("plain-local", "sync"): PlainLocalSync,
+    ("plain-remote", "sync"): PlainRemoteSync,
+    ("plain-local", "async"): PlainLocalAsync,
+    ("plain-remote", "async"): PlainRemoteAsync,
 }

@@ -25,8 +25,9 @@ import pytest
 import toolflow
 
 from tests.integration import test_conformance, test_hitl, test_zero_config
-from tests.integration.lanes import ClientsWithoutV3, Lane, compare, local_twin
+from tests.integration.lanes import Lane, compare, local_twin
 from tests.integration.test_zero_config import ASK
+from tests.without_v3 import ClientsWithoutV3
 
 pytestmark = pytest.mark.integration
 

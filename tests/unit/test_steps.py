@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from remote_graph._core.convert import WireConverter
-from remote_graph._core.steps import StepAnswer, node_names, step_node, strangers
+from remote_graph._core.steps import StepAnswer, history_writer, node_names, step_node, strangers
 
 MID = "lc_run--1"
 
@@ -141,3 +141,37 @@ def test_a_held_message_whose_step_ends_without_naming_it_is_released_without_a_
     c.learn_step((), {"values": {"m": [{"id": "m2", "content": "x"}]}, "tasks": []}, "m2")
     assert c.convert("messages", {**start, "data": {**start["data"], "id": "m2"}}) == []
     assert [p["type"] for p in c.finish(interrupted=False)] == ["messages"]
+
+
+def test_a_held_message_is_named_from_the_threads_recent_states_when_its_step_ends() -> None:
+    # A module without UpdatesTransformer sends no update to name it: the step's
+    # values ask for the writer, and the recent states' task results name it.
+    c = WireConverter()
+    start = {"namespace": [], "timestamp": 1, "data": {"event": "message-start", "role": "ai", "id": MID}}
+    c.learn_step((), {"values": {"m": [{"id": MID, "content": "x"}]}, "tasks": []}, MID)
+    assert c.convert("messages", start) == []
+    values = {"namespace": [], "timestamp": 1, "data": {}}
+    assert c.wants_writers("values", values) == ()
+    assert c.wants_writers("updates", values) is None
+    history = [
+        {"values": {}, "tasks": [task("after")]},
+        {"values": {}, "tasks": [task("chat", result={"m": [{"id": MID, "content": "x"}]}), task("side", result={})]},
+    ]
+    c.learn_writers((), history)
+    parts = c.convert("values", values)
+    assert [p["type"] for p in parts] == ["messages", "values"] and parts[0]["data"][1]["langgraph_node"] == "chat"
+    assert c.wants_writers("values", values) is None
+
+
+def test_a_writer_read_names_one_task_or_none() -> None:
+    held = {"m": [{"id": MID, "content": "x"}]}
+    assert history_writer([{"tasks": [task("a", result=held)]}], MID) == "a"
+    # The newest state that holds it decides; two tasks holding it name no one.
+    assert (
+        history_writer(
+            [{"tasks": [task("a", result=held), task("b", result=held)]}, {"tasks": [task("c", result=held)]}], MID
+        )
+        is None
+    )
+    assert history_writer([{"tasks": [task("a")]}, {"tasks": [task("c", result=held)]}], MID) == "c"
+    assert history_writer(None, MID) is None and history_writer([{"tasks": [task("a", result={})]}], MID) is None

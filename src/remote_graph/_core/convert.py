@@ -37,7 +37,7 @@ from langgraph.types import Interrupt
 
 from remote_graph._core.returned import ReturnedMessages
 from remote_graph._core.revive import revive
-from remote_graph._core.steps import node_names, step_node, strangers, writer
+from remote_graph._core.steps import history_writer, node_names, step_node, strangers, writer
 
 Part = dict[str, Any]
 Namespace = tuple[str, ...]
@@ -239,6 +239,24 @@ class WireConverter:
             answer = step_node(state, ns, message_id, calls)
             node = _AHEAD if answer.ahead else answer.node
         self._step_nodes[self._step_key(ns)] = node
+
+    def wants_writers(self, method: str, params: Mapping[str, Any]) -> Namespace | None:
+        """The namespace whose held messages' writers must be read (``learn_writers``)
+        before this event converts: a step's ``values`` ends the wait for the
+        ``updates`` that names them, which a module without ``UpdatesTransformer``
+        never sends."""
+        if method != "values" or not self._awaited:
+            return None
+        ns: Namespace = tuple(params.get("namespace") or ())
+        unnamed = any(a.ns == ns and a.metadata.get("langgraph_node") is None for a in self._awaited)
+        return ns if unnamed else None
+
+    def learn_writers(self, ns: Namespace, history: Any) -> None:
+        """Name the held messages at ``ns`` from the thread's recent states (``None``:
+        they could not be read, and the messages go on without a node)."""
+        for awaited in self._awaited:
+            if awaited.ns == ns and awaited.metadata.get("langgraph_node") is None:
+                awaited.metadata["langgraph_node"] = history_writer(history, awaited.message_id)
 
     def _resolve(self, method: str, ns: Namespace, data: Any) -> None:
         """Name the held messages' nodes from this event: the update holding a

@@ -10,7 +10,9 @@ ahead of the client). ``step_node`` only answers when the state tells which:
 1. a state that holds the message (in its values or in a task's result) is
    past the message: the server ran ahead, so the ``updates`` event that
    names the writer is already on its way, and the converter holds the
-   message until it comes. (A task's result is not enough: a node returns
+   message until it comes. A module that sends no ``updates`` ends the wait
+   with the step's ``values``: the thread's recent states then name the task
+   whose result holds the message (``history_writer``). (A task's result is not enough: a node returns
    what the ``@task`` functions it called wrote, and those calls are no
    tasks of the checkpoint.)
 2. else the message is still streaming, so its task has not finished: the
@@ -113,6 +115,26 @@ def step_node(state: Any, ns: Namespace, message_id: Any, calls: Collection[str]
     running = [t for t in tasks if t.get("result") is None and not t.get("error") and not t.get("interrupts")]
     own = [t for t in running if t.get("state") is None] or running
     return StepAnswer(_one({t.get("name") for t in own}))
+
+
+def history_writer(history: Any, message_id: str) -> str | None:
+    """The node whose finished task wrote message ``message_id``, from a thread's
+    recent states (``POST /threads/{id}/history``, newest first), or ``None``.
+
+    A state lists the tasks of its step with their results; the newest that
+    holds the message in one task's result names it. (A ``@task`` a node
+    called is no task of the state: its message is the node's.)
+    """
+    for snapshot in history if isinstance(history, list) else ():
+        tasks = snapshot.get("tasks") if isinstance(snapshot, Mapping) else None
+        names = {
+            t.get("name")
+            for t in tasks or ()
+            if isinstance(t, Mapping) and t.get("result") is not None and _holds(t.get("result"), message_id)
+        }
+        if names:
+            return _one(names)
+    return None
 
 
 def _one(names: set[Any]) -> str | None:

@@ -8,7 +8,10 @@ back into the parts langgraph's ``StreamMux`` reads.
 A message's node is not on the wire. When a message starts in a step whose
 node is not known yet, ``prepare`` reads the thread's state, which names the
 step's tasks (``steps.py``); only the node is at stake, so a failed read
-leaves it unknown, and later messages wait for their update instead.
+leaves it unknown, and later messages wait for their update instead. A
+message held for an update that never comes (a module without
+``UpdatesTransformer``) is named, when its step's ``values`` arrive, from the
+thread's recent states.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ __all__ = ["STEP_READ_TIMEOUT", "V3Wire"]
 # A step's tasks only name a streaming message's node early; the stream waits
 # on that read, so it gets seconds, not the full request budget.
 STEP_READ_TIMEOUT = 2.0
+# The states a writer read looks back over: the server may be a few steps ahead.
+HISTORY_READ_LIMIT = 10
 
 # An accepted event: its method and params.
 Event = tuple[str, dict[str, Any]]
@@ -135,7 +140,10 @@ class V3Wire:
             return None
         method, params = event
         ns = self.converter.wants_step(method, params)
-        return None if ns is None else self._learn_step(ns, params)
+        if ns is not None:
+            return self._learn_step(ns, params)
+        ns = self.converter.wants_writers(method, params)
+        return None if ns is None else self._learn_writers(ns)
 
     def convert(self, event: Event) -> list[Part]:
         return self.converter.convert(*event)
@@ -145,6 +153,17 @@ class V3Wire:
 
     def wind_up(self) -> Prepare | None:
         return None
+
+    def _learn_writers(self, ns: Namespace) -> Prepare:
+        """A step ended with messages whose writer no update named: the thread's recent states name it."""
+        body: dict[str, Any] = {"limit": HISTORY_READ_LIMIT}
+        if ns:
+            body["checkpoint"] = {"checkpoint_ns": "|".join(ns)}
+        reply = yield Request("POST", f"{self._thread_path}/history", json=body, timeout=STEP_READ_TIMEOUT)
+        ok = isinstance(reply, Response) and reply.status == 200
+        if not ok:
+            self._step_reads = False
+        self.converter.learn_writers(ns, reply.body if ok and isinstance(reply, Response) else None)
 
     def _learn_step(self, ns: Namespace, params: Mapping[str, Any]) -> Prepare:
         """A message starts in a step whose node is not known yet: the thread's
