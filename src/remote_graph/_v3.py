@@ -69,11 +69,20 @@ class V3Call:
             return AsyncRemoteGraphRunStream(source, mux, self._driver, thread_id=self._name)
 
     def _serving(self, mux: StreamMux) -> StreamMux:
-        """A server without the v3 protocol streams more modes than ``mux`` requires: only those reach it."""
+        """Tell the wire the modes ``mux`` requires (a server without the v3 protocol
+        streams more: only those reach it), and those the caller's own transformers
+        do (a v3 server that sends none of them is named at the run's end)."""
         wire = self._driver.wire
         if isinstance(wire, V3Formats):
-            wire.serve(required_modes(mux))
+            own = [*(self._transformers or ()), *(self._deployment.stream_transformers or ())]
+            wire.serve(required_modes(mux), wanted=frozenset(m for f in own for m in _modes_of(f)))
         return mux
+
+
+def _modes_of(factory: TransformerFactory) -> tuple[str, ...]:
+    """The modes a transformer factory's transformers require, when it says (a class does)."""
+    modes = getattr(factory, "required_stream_modes", ())
+    return tuple(m for m in modes if isinstance(m, str)) if isinstance(modes, (tuple, list)) else ()
 
 
 def _warn_of_callbacks(merged: RunnableConfig, input: Any, name: str) -> None:

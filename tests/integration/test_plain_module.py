@@ -14,11 +14,13 @@ from such a module, locally either: both lanes raise the same
 caller registers that needs ``updates`` (``NEEDS_UPDATES``) is the one
 difference kept: locally the graph streams them for it; the server streams a
 v3 run's ``updates`` only where the module's hook registers
-``UpdatesTransformer`` (``docs/divergences.md``).
+``UpdatesTransformer`` (``docs/divergences.md``), and the client warns that
+they got none.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import pytest
@@ -59,9 +61,14 @@ NAME_NEVER_SENT = frozenset({"conformance.interleave_values_updates_lifecycle"})
 def test_local_equals_remote_on_a_module_without_the_hook(name: str, flavour: str, server_url: str) -> None:
     fn = _raised_alike(SCENARIOS[name])
     reference = "sync" if SCENARIOS[name] is test_conformance.interleave_values_updates_lifecycle else None
-    local, remote = compare(
-        fn, flavour, server_url, reference_flavour=reference, local="plain-local", remote="plain-remote"
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        local, remote = compare(
+            fn, flavour, server_url, reference_flavour=reference, local="plain-local", remote="plain-remote"
+        )
+    # The client says when the caller's transformers got no updates, and only then.
+    told = [w for w in caught if "sent no 'updates' events" in str(w.message)]
+    assert bool(told) is (name in NEEDS_UPDATES)
     if name in NEEDS_UPDATES:
         # Everything but what the updates would have fed is the same.
         assert local["names"] and remote["names"] == []

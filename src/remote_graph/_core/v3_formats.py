@@ -12,6 +12,7 @@ setting of the caller's chooses.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import orjson
@@ -53,6 +54,9 @@ class V3Formats:
         self.v3 = V3Wire(thread_path, assistant_id)
         self.classic = ClassicV3Wire(ChunkReader(CallView(server_thread=thread_id, thread_name=None)), thread_path)
         self._chosen: Wire | None = None
+        self._wanted: frozenset[str] = frozenset()
+        # The v3 methods the run sent so far (a few names).
+        self._methods: set[str] = set()
 
     @property
     def chosen(self) -> Wire:
@@ -72,9 +76,12 @@ class V3Formats:
     def interrupts(self) -> list[tuple[Namespace, Interrupt]]:
         return self.chosen.interrupts
 
-    def serve(self, modes: frozenset[str]) -> None:
-        """The modes the caller's mux requires (a classic server streams more)."""
+    def serve(self, modes: frozenset[str], wanted: frozenset[str] = frozenset()) -> None:
+        """The modes the caller's mux requires (a classic server streams more), and
+        those the caller's own transformers do (``wanted``: ``finish`` warns of
+        ``updates`` a v3 server never sent for them)."""
         self.classic.modes = modes
+        self._wanted = wanted
 
     def joined(self, after: RunCursor | None) -> None:
         self.v3.joined(after)
@@ -99,9 +106,21 @@ class V3Formats:
         return self.chosen.prepare(event)
 
     def convert(self, event: Any) -> list[Part]:
+        if self._chosen is self.v3:
+            self._methods.add(event[0])
         return self.chosen.convert(event)
 
     def finish(self, *, interrupted: bool, completed: bool = False) -> list[Part]:
+        if completed and "updates" in self._wanted and "values" in self._methods and "updates" not in self._methods:
+            # A run with steps sends updates where the module registers
+            # UpdatesTransformer; the caller's transformers would silently get none.
+            warnings.warn(
+                f"RemoteGraph: {self.run_label} sent no 'updates' events, so the transformers given to "
+                "the client that need them got none: the deployed module's stream_transformers() hook "
+                "does not register UpdatesTransformer (add it there to stream them)",
+                UserWarning,
+                stacklevel=2,
+            )
         return self.chosen.finish(interrupted=interrupted, completed=completed)
 
     def wind_up(self) -> Prepare | None:
