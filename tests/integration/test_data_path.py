@@ -173,6 +173,13 @@ class SyncDrive:
                 break
         return out
 
+    def message_texts(self, run: Any) -> list[str]:
+        """Each message stream's text, read delta by delta."""
+        return ["".join(message.text) for message in run.messages]
+
+    def aclose(self, client: httpx.AsyncClient) -> None:
+        """Close an async client the sync API never used: nothing to do on this thread."""
+
     def values_and_custom(self, run: Any) -> tuple[list[Any], list[Any], Any]:
         values, custom = iter(run.values), iter(run.custom)  # both subscribed before any pull
         return list(values), list(custom), run.output
@@ -255,6 +262,15 @@ class AsyncDrive:
             return out
 
         return self._run(go())
+
+    def message_texts(self, run: Any) -> list[str]:
+        async def go() -> list[str]:
+            return ["".join([delta async for delta in message.text]) async for message in run.messages]
+
+        return self._run(go())
+
+    def aclose(self, client: httpx.AsyncClient) -> None:
+        self._run(client.aclose())
 
     def values_and_custom(self, run: Any) -> tuple[list[Any], list[Any], Any]:
         async def go() -> tuple[list[Any], list[Any], Any]:

@@ -19,13 +19,19 @@ equal once each AI message's content is read as its text, and differ before.
 
 from __future__ import annotations
 
+import random
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import toolflow
+from graphs import tokens_reply
+from langchain_core.messages import HumanMessage
 
 from tests.integration import test_conformance, test_hitl, test_zero_config
+from tests.integration.cutproxy import RESUME_CUT_BYTES, CuttingProxy
 from tests.integration.lanes import Lane, compare, local_twin
+from tests.integration.test_data_path import AsyncDrive, Drive, SyncDrive, assert_ticks, new_thread, ticks_output
 from tests.integration.test_zero_config import ASK
 from tests.without_v3 import ClientsWithoutV3
 
@@ -108,3 +114,38 @@ def _local_trail() -> list[Any]:
     trail = iter(run.extensions["node_trail"])
     assert run.output is not None
     return list(trail)
+
+
+# --- the data path: the classic frames of a v3 run through cut connections ---------------
+
+
+@pytest.fixture
+def api(flavour: str) -> Iterator[Drive]:
+    """The sync or the async API (``test_data_path.py``'s vocabulary)."""
+    d: Drive = SyncDrive() if flavour == "sync" else AsyncDrive()
+    yield d
+    d.close()
+
+
+@pytest.mark.timeout(240)
+def test_cut_connections_lose_and_repeat_nothing_on_a_server_without_v3(server_url: str, api: Drive) -> None:
+    """Classic frames carry no protocol ``seq``: a resumed stream's repeats are told by
+    their ids and content. Five runs of 300-400 custom events, and one model's tokens,
+    through a proxy that cuts every event stream: every event once, in order."""
+    rng = random.Random(f"classic-v3-cuts-{api.flavour}")
+    with CuttingProxy(server_url, cut_range=RESUME_CUT_BYTES, seed=rng.randrange(2**32)) as proxy:
+        clients = ClientsWithoutV3(proxy.url)
+        try:
+            graph, config = clients.graph("ticks"), new_thread()
+            for turn in range(1, 6):
+                n, before = rng.randint(300, 400), proxy.cuts
+                run = api.start(graph, {"n": n}, config)
+                assert_ticks(api.items(run, "custom"), n, f"run {turn} (n={n})")
+                assert api.output(run) == ticks_output(n, turn)
+                assert proxy.cuts - before >= 1, f"run {turn} was not cut"
+            run = api.start(clients.graph("tokens"), {"n": 400, "messages": [HumanMessage("go")]}, new_thread())
+            assert api.message_texts(run) == [tokens_reply(400)]
+            assert api.output(run)["messages"][-1].content == tokens_reply(400)
+        finally:
+            clients.sync.close()
+            api.aclose(clients.async_)

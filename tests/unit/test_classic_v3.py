@@ -156,3 +156,26 @@ def test_whole_messages_pass_but_tool_results_and_unasked_modes_do_not() -> None
     assert len(parts) == 1 and isinstance(parts[0]["data"][0], AIMessage)
     wire.serve(frozenset({"values", "messages", "tasks", "checkpoints"}))
     assert [p["type"] for p in _feed(wire, [("checkpoints", {"config": {}, "metadata": {}})])] == ["checkpoints"]
+
+
+def test_a_resumed_connection_repeats_nothing_the_first_one_delivered() -> None:
+    # Frames of one millisecond share an id; the replay after a cut sends that
+    # millisecond's frames again. The first connection opened before any frame chose
+    # the format, and the classic repeat filter must count it too.
+    wire = _wire()
+    delivered: list[Any] = []
+
+    def connection(frames: list[tuple[str, int]]) -> None:
+        delivered.extend(p["data"] for p in wire.reconnected())
+        for frame_id, tick in frames:
+            accepted = wire.accept(Frame("custom", orjson.dumps({"tick": tick}).decode(), frame_id))
+            if accepted is not None:
+                delivered.extend(p["data"] for p in wire.convert(accepted[0]))
+
+    connection([("1-0", 0), ("2-0", 1), ("2-0", 2)])
+    # The replay (the newest millisecond again), news, then the live part rewinding
+    # to the replay's last frame: only a resumed connection rewinds, so the filter
+    # must know this is the second.
+    connection([("2-0", 1), ("2-0", 2), ("3-0", 3), ("3-0", 3), ("4-0", 4)])
+    delivered.extend(p["data"] for p in wire.finish(interrupted=False, completed=True))
+    assert delivered == [{"tick": t} for t in range(5)]

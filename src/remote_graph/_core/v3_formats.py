@@ -91,7 +91,9 @@ class V3Formats:
         return self.chosen.mark()
 
     def reconnected(self) -> list[Part]:
-        return self._chosen.reconnected() if self._chosen is not None else []
+        # Both hear of every connection, the run's first one included (before
+        # anything chose): the classic frames' repeat filter counts from it.
+        return [*self.v3.reconnected(), *self.classic.reconnected()]
 
     def attempt(self, number: int, frame_id: str | None) -> None:
         self.v3.attempt(number, frame_id)
