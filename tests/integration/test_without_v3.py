@@ -31,7 +31,17 @@ from langchain_core.messages import HumanMessage
 from tests.integration import test_conformance, test_hitl, test_zero_config
 from tests.integration.cutproxy import RESUME_CUT_BYTES, CuttingProxy
 from tests.integration.lanes import Lane, compare, local_twin
-from tests.integration.test_data_path import AsyncDrive, Drive, SyncDrive, assert_ticks, new_thread, ticks_output
+from tests.integration.test_data_path import (
+    ACTIVE,
+    EXIT_MODES,
+    AsyncDrive,
+    Drive,
+    Server,
+    SyncDrive,
+    assert_ticks,
+    new_thread,
+    ticks_output,
+)
 from tests.integration.test_zero_config import ASK
 from tests.without_v3 import ClientsWithoutV3
 
@@ -127,6 +137,14 @@ def api(flavour: str) -> Iterator[Drive]:
     d.close()
 
 
+@pytest.fixture
+def runs(server_url: str) -> Iterator[Server]:
+    """The server's own view of runs (``test_data_path.py``'s)."""
+    s = Server(server_url)
+    yield s
+    s.close()
+
+
 @pytest.mark.timeout(240)
 def test_cut_connections_lose_and_repeat_nothing_on_a_server_without_v3(server_url: str, api: Drive) -> None:
     """Classic frames carry no protocol ``seq``: a resumed stream's repeats are told by
@@ -149,3 +167,22 @@ def test_cut_connections_lose_and_repeat_nothing_on_a_server_without_v3(server_u
         finally:
             clients.sync.close()
             api.aclose(clients.async_)
+
+
+@pytest.mark.timeout(120)
+def test_leaving_early_stops_the_server_run_on_a_server_without_v3(server_url: str, api: Drive, runs: Server) -> None:
+    """A v3 run read from classic frames and left after its first tick, in each way a
+    caller leaves: the server calls it neither pending nor running within 2 s, and
+    its handle says cancelled."""
+    clients = ClientsWithoutV3(server_url)
+    try:
+        graph = clients.graph("slow")
+        for mode in EXIT_MODES:
+            run = api.start(graph, {"x": 50, "log": []})
+            api.leave_early(run, mode)
+            status, seconds = runs.settle(run.thread_id, str(run.run_id), bound=2.0)
+            assert status not in ACTIVE, f"{mode}: still {status} after {seconds:.2f}s"
+            assert run.snapshot().status == "cancelled", mode
+    finally:
+        clients.sync.close()
+        api.aclose(clients.async_)
