@@ -984,6 +984,19 @@ def test_a_start_whose_answer_is_lost_follows_the_run_it_started_from_its_first_
     assert driver.run_id == RID and server.opened[1].last_event_id == FROM_START  # replayed from its first event
 
 
+def test_a_start_whose_answer_is_lost_is_told_by_a_record_that_keeps_its_input_on_top() -> None:
+    # aegra's run records hold the run's input at their top, and no kwargs.
+    frames = completed_run()
+    record = {"run_id": RID, "status": "running", "input": {"x": 1}, "config": {}}
+    server = FakeServer(frames, [LOST_START], rest=runs_listed(record))
+    driver, out = run(server, start=plan({"x": 1}, thread_given=True))
+    assert out.error is None, out.error
+    assert out.parts == reference_parts(frames) and driver.run_id == RID
+    other = FakeServer(frames, [LOST_START], rest=runs_listed({**record, "input": {"x": 2}}))
+    _, failed = run(other, start=plan({"x": 1}, thread_given=True))
+    assert isinstance(failed.error, RemoteConnectionError) and "cannot be told" in str(failed.error)
+
+
 @pytest.mark.parametrize(
     ("listed", "options", "words"),
     [

@@ -840,6 +840,10 @@ def _run_id_of(metadata: Any) -> str:
 def _started_by(record: Mapping[str, Any], sent: Any) -> bool:
     """Whether the run ``record`` describes is the one a start that sent ``sent`` made."""
     kwargs = record.get("kwargs")
+    if kwargs is None and "input" in record:
+        # aegra keeps a run's input at the top of its record, and no command:
+        # a start that sent one cannot be told by it.
+        kwargs = {"input": record.get("input"), "command": None}
     if not isinstance(kwargs, Mapping) or not isinstance(sent, Mapping):
         return False
     try:
