@@ -110,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
                 # One graph each, made once: their clients are reused across runs, as raw's is.
                 v3_graph, classic_graph = RemoteGraph(graph_id, url=server.url), classic.graph(graph_id)
                 ways: dict[str, Callable[[], int]] = {
-                    "v3": lambda g=graph_id: read_remote(v3_graph, g, args.n),
-                    "classic": lambda g=graph_id: read_remote(classic_graph, g, args.n),
+                    "v3": lambda g=graph_id, r=v3_graph: read_remote(r, g, args.n),
+                    "classic": lambda g=graph_id, r=classic_graph: read_remote(r, g, args.n),
                     "raw_v3": lambda g=graph_id: read_raw(raw, g, args.n, v3=True),
                     "raw_classic": lambda g=graph_id: read_raw(raw, g, args.n, v3=False),
                 }
@@ -138,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
                     "raw_frames_classic": counts["raw_classic"],
                 }
                 results[graph_id] = figures
-                print(graph_id, " ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in figures.items()))
+                shown = (f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in figures.items())
+                print(graph_id, " ".join(shown))
         finally:
             raw.close()
             classic.sync.close()
