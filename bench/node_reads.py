@@ -2,9 +2,12 @@
 
 Runs ``toolflow`` (a streamed summary at the root and one in a subgraph: two
 steps that stream) and ``chat`` (one) on an embedded server, each run read to
-its end through ``run.messages``, sync. The same runs are repeated with the
-state reads switched off (the node then comes from the node's ``updates``), and
-the medians compared. Prints one line per graph and a last line ``BENCH {json}``.
+its end through ``run.messages``, sync; and ``plain_chat`` / ``plain_agent``,
+the same graphs served from a module without the hook (no ``updates``), where
+a message the server ran past is named from the thread's recent states (the
+history reads). The same runs are repeated with both reads switched off (the
+node then comes from the node's ``updates``, or not at all), and the medians
+compared. Prints one line per graph and a last line ``BENCH {json}``.
 
     python bench/node_reads.py [--runs 30]
 """
@@ -38,20 +41,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=30)
     args = parser.parse_args(argv)
     reads: list[float] = []
-    request = _sync.SyncRunSource._request
+    # Writer reads: a module without the hook names a message the server ran past from these.
+    history: list[float] = []
+    request = _sync.SyncRequests.request
 
     def timed(self: Any, action: Any) -> Any:
         started = time.perf_counter()
         reply = request(self, action)
         if action.params and "subgraphs" in action.params:
             reads.append(time.perf_counter() - started)
+        elif action.path.endswith("/history"):
+            history.append(time.perf_counter() - started)
         return reply
 
-    _sync.SyncRunSource._request = timed  # type: ignore[method-assign]
-    wants_step = WireConverter.wants_step
+    _sync.SyncRequests.request = timed  # type: ignore[method-assign]
+    wants_step, wants_writers = WireConverter.wants_step, WireConverter.wants_writers
     results: dict[str, Any] = {}
     with LangGraphDevServer(ROOT / "app" / "langgraph.json") as server:
-        for graph_id in ("toolflow", "chat"):
+        for graph_id in ("toolflow", "chat", "plain_chat", "plain_agent"):
             graph = RemoteGraph(graph_id, url=server.url)
 
             def one(graph: RemoteGraph = graph) -> float:
@@ -66,17 +73,22 @@ def main(argv: list[str] | None = None) -> int:
 
             one()
             reads.clear()
+            history.clear()
             with_reads = [one() for _ in range(args.runs)]
-            taken = list(reads)
+            taken, writers = list(reads), list(history)
             WireConverter.wants_step = lambda self, method, params: None  # type: ignore[method-assign,assignment]
+            WireConverter.wants_writers = lambda self, method, params: None  # type: ignore[method-assign,assignment]
             try:
                 without = [one() for _ in range(args.runs)]
             finally:
                 WireConverter.wants_step = wants_step  # type: ignore[method-assign]
+                WireConverter.wants_writers = wants_writers  # type: ignore[method-assign]
             figures = {
                 "reads_per_run": len(taken) / args.runs,
                 "read_ms_median": statistics.median(taken) * 1000,
                 "read_ms_p90": sorted(taken)[int(0.9 * len(taken))] * 1000,
+                "history_reads_per_run": len(writers) / args.runs,
+                "history_ms_median": statistics.median(writers) * 1000 if writers else 0.0,
                 "run_ms_median_with": statistics.median(with_reads) * 1000,
                 "run_ms_median_without": statistics.median(without) * 1000,
             }

@@ -106,11 +106,10 @@ def task_returned_messages_in_the_functional_api(lane: Lane) -> Any:
 
 @scenario
 def node_returned_messages_without_updates_on_the_wire(lane: Lane) -> Any:
-    # A module without the hook: the wire has values only. The node of such a
-    # message is not known (docs/zero-config.md, "Message nodes"), so it is left out here.
+    # A module without the hook: the wire has values only. The thread's recent
+    # states name the node of such a message (docs/zero-config.md, "Message nodes").
     run = lane.start(lane.graph("bare_agent"), ASK)
-    messages = [{k: v for k, v in m.items() if k != "node"} for m in lane.messages(run)]
-    return {"messages": messages, "output": norm(lane.output(run))}
+    return {"messages": lane.messages(run, at_start=True), "output": norm(lane.output(run))}
 
 
 # Scenarios that read the module's channel off the wire, as a zero-config caller does.
@@ -272,17 +271,6 @@ def test_probe_a_message_node_is_none_at_its_start_when_the_state_cannot_be_read
         nodes[kind] = {"at_start": at_start, "at_end": [m.node for m in messages]}
     assert nodes["local"] == {"at_start": ["chat"], "at_end": ["chat"]}
     assert nodes["remote"] == {"at_start": [None], "at_end": ["chat"]}
-
-
-def test_probe_a_returned_message_has_no_node_when_the_server_sends_no_updates(server_url: str) -> None:
-    nodes = {}
-    for kind, graph in zip(("local", "remote"), _both(server_url, "bare_agent")):
-        run = graph.stream_events(ASK, _thread(), version="v3")
-        messages = list(run.messages)
-        run.output
-        nodes[kind] = [m.node for m in messages]
-    assert nodes["local"] == ["agent", "agent"]
-    assert nodes["remote"] == [None, None]
 
 
 def test_probe_updates_and_custom_exist_where_the_module_registers_neither(server_url: str) -> None:

@@ -79,3 +79,21 @@ def test_without_updates_new_messages_of_a_later_state_are_emitted_without_a_nod
     parts = c.convert("values", params({"messages": [HUMAN]}))
     parts += c.convert("values", params({"messages": [HUMAN, CALL, TOOL, {"type": "ai", "content": "x", "id": None}]}))
     assert kinds(parts) == ["values", ("messages", "a1", None), "values"]
+
+
+def test_without_updates_a_states_new_messages_are_named_by_the_threads_recent_states() -> None:
+    # A module that sends no updates: the state after the step is all that carries
+    # the returned message, and it asks for the writer before it converts.
+    c = WireConverter()
+    first = params({"messages": [HUMAN]})
+    assert c.wants_writers("values", first) is None  # the input: nothing is emitted for it
+    c.convert("values", first)
+    after = params({"messages": [HUMAN, CALL]})
+    assert c.wants_writers("values", after) == ()
+    history = [{"values": {}, "tasks": [{"name": "agent", "result": {"messages": [CALL]}}]}]
+    c.learn_writers((), history, after["data"])
+    parts = c.convert("values", after)
+    assert [p["type"] for p in parts] == ["messages", "values"]
+    assert parts[0]["data"][1]["langgraph_node"] == "agent"
+    # Once emitted, the same message in a later state asks for nothing.
+    assert c.wants_writers("values", params({"messages": [HUMAN, CALL]})) is None

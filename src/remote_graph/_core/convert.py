@@ -244,19 +244,24 @@ class WireConverter:
         """The namespace whose held messages' writers must be read (``learn_writers``)
         before this event converts: a step's ``values`` ends the wait for the
         ``updates`` that names them, which a module without ``UpdatesTransformer``
-        never sends."""
-        if method != "values" or not self._awaited:
+        never sends; and such a state brings the messages nodes returned, which
+        only it carries there."""
+        if method != "values":
             return None
         ns: Namespace = tuple(params.get("namespace") or ())
         unnamed = any(a.ns == ns and a.metadata.get("langgraph_node") is None for a in self._awaited)
-        return ns if unnamed else None
+        return ns if unnamed or self._returned.unnamed(ns, params.get("data")) else None
 
-    def learn_writers(self, ns: Namespace, history: Any) -> None:
-        """Name the held messages at ``ns`` from the thread's recent states (``None``:
+    def learn_writers(self, ns: Namespace, history: Any, values: Any = None) -> None:
+        """Name the held messages at ``ns``, and the returned ones the state
+        ``values`` (as sent) brings, from the thread's recent states (``None``:
         they could not be read, and the messages go on without a node)."""
         for awaited in self._awaited:
             if awaited.ns == ns and awaited.metadata.get("langgraph_node") is None:
                 awaited.metadata["langgraph_node"] = history_writer(history, awaited.message_id)
+        unnamed = self._returned.unnamed(ns, values)
+        if unnamed:
+            self._returned.name({i: history_writer(history, i) for i in unnamed})
 
     def _resolve(self, method: str, ns: Namespace, data: Any) -> None:
         """Name the held messages' nodes from this event: the update holding a

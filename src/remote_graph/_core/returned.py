@@ -21,6 +21,20 @@ Part = dict[str, Any]
 Namespace = tuple[str, ...]
 
 
+def _raw_ids(value: Any) -> Iterator[str]:
+    """The ids of the messages but tool results in a payload as sent (their dicts), at any depth."""
+    if isinstance(value, Mapping):
+        if "content" in value and "type" in value and isinstance(value.get("id"), str):
+            if value["type"] != "tool":  # a tool result is no message handle: its node is not asked for
+                yield value["id"]
+            return
+        for item in value.values():
+            yield from _raw_ids(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _raw_ids(item)
+
+
 def _messages_in(value: Any) -> Iterator[BaseMessage]:
     """Messages of one write, found as langgraph's handler finds them: the
     write itself, a list's items, or a state dict's values and their lists.
@@ -52,7 +66,8 @@ class ReturnedMessages:
     parts placed before that update, with the node in their metadata. A server
     that sends no ``updates`` (its module registers no ``UpdatesTransformer``)
     leaves only ``values``: then new messages in a later state are emitted
-    before it, without a node, since a state does not say who wrote it.
+    before it; a state does not say who wrote them, so the thread's recent
+states name their nodes first (``unnamed``, ``name``).
     """
 
     def __init__(self) -> None:
@@ -60,6 +75,19 @@ class ReturnedMessages:
         self._states: set[Namespace] = set()
         self._updates = False
         self._count = 0
+        # Nodes the thread's recent states named for messages a state brings (``name``).
+        self._nodes: dict[str, str | None] = {}
+
+    def unnamed(self, ns: Namespace, values: Any) -> list[str]:
+        """The ids of the messages ``from_values`` would emit without a node for
+        this state (as sent): a server sending no updates names none of them."""
+        if self._updates or ns not in self._states:
+            return []
+        return [i for i in dict.fromkeys(_raw_ids(values)) if i not in self._seen and i not in self._nodes]
+
+    def name(self, nodes: Mapping[str, str | None]) -> None:
+        """The nodes that wrote messages a state brings (``None``: not known)."""
+        self._nodes.update(nodes)
 
     def streamed(self, message_id: Any) -> None:
         """A message stream started for ``message_id``; its final message is not emitted again."""
@@ -89,7 +117,7 @@ class ReturnedMessages:
         for message in _messages_in(values):
             # An id-less message in a state cannot be told from its repeats in later states.
             if message.id is not None and self._new(message) and emit:
-                parts.append(self._part(ns, None, message))
+                parts.append(self._part(ns, self._nodes.pop(message.id, None), message))
         return parts
 
     def _new(self, message: BaseMessage) -> bool:

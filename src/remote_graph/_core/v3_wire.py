@@ -143,7 +143,7 @@ class V3Wire:
         if ns is not None:
             return self._learn_step(ns, params)
         ns = self.converter.wants_writers(method, params)
-        return None if ns is None else self._learn_writers(ns)
+        return None if ns is None else self._learn_writers(ns, params.get("data"))
 
     def convert(self, event: Event) -> list[Part]:
         return self.converter.convert(*event)
@@ -154,8 +154,9 @@ class V3Wire:
     def wind_up(self) -> Prepare | None:
         return None
 
-    def _learn_writers(self, ns: Namespace) -> Prepare:
-        """A step ended with messages whose writer no update named: the thread's recent states name it."""
+    def _learn_writers(self, ns: Namespace, values: Any) -> Prepare:
+        """A step ended with messages whose writer no update named (streamed ones held,
+        or returned ones its state ``values`` brings): the thread's recent states name it."""
         body: dict[str, Any] = {"limit": HISTORY_READ_LIMIT}
         if ns:
             body["checkpoint"] = {"checkpoint_ns": "|".join(ns)}
@@ -163,7 +164,7 @@ class V3Wire:
         ok = isinstance(reply, Response) and reply.status == 200
         if not ok:
             self._step_reads = False
-        self.converter.learn_writers(ns, reply.body if ok and isinstance(reply, Response) else None)
+        self.converter.learn_writers(ns, reply.body if ok and isinstance(reply, Response) else None, values)
 
     def _learn_step(self, ns: Namespace, params: Mapping[str, Any]) -> Prepare:
         """A message starts in a step whose node is not known yet: the thread's
