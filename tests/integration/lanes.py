@@ -524,31 +524,29 @@ class RemoteAsync(AsyncLane):
     kind = "remote"
 
 
-class ClassicServerSync(RemoteSync):
-    """The remote sync lane, on a server that answers v3 runs with the classic modes."""
+class _ClassicServer:
+    """A remote lane on a server that answers v3 runs with the classic modes."""
 
-    def __init__(self, server_url: str) -> None:
-        super().__init__(server_url)
-        self.clients = ClientsWithoutV3(server_url)
+    server_url: str
+    _clients: ClientsWithoutV3 | None = None
+
+    @property
+    def clients(self) -> ClientsWithoutV3:
+        if self._clients is None:
+            self._clients = ClientsWithoutV3(self.server_url)
+        return self._clients
 
     def graph(self, name: str, **remote_kwargs: Any) -> Any:
         return self.clients.graph(name, **remote_kwargs)
 
+
+class ClassicServerSync(_ClassicServer, RemoteSync):
     def close(self) -> None:
         self.clients.sync.close()
         super().close()
 
 
-class ClassicServerAsync(RemoteAsync):
-    """The remote async lane, on a server that answers v3 runs with the classic modes."""
-
-    def __init__(self, server_url: str) -> None:
-        super().__init__(server_url)
-        self.clients = ClientsWithoutV3(server_url)
-
-    def graph(self, name: str, **remote_kwargs: Any) -> Any:
-        return self.clients.graph(name, **remote_kwargs)
-
+class ClassicServerAsync(_ClassicServer, RemoteAsync):
     def close(self) -> None:
         self.loop.run_until_complete(self.clients.async_.aclose())
         super().close()

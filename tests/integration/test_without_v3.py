@@ -145,6 +145,7 @@ def runs(server_url: str) -> Iterator[Server]:
     s.close()
 
 
+@pytest.mark.soak  # as test_data_path.py's: a server running 32 runs at once can outlast the cuts' budget
 @pytest.mark.timeout(240)
 def test_cut_connections_lose_and_repeat_nothing_on_a_server_without_v3(server_url: str, api: Drive) -> None:
     """Classic frames carry no protocol ``seq``: a resumed stream's repeats are told by

@@ -60,14 +60,14 @@ def _messages_in(value: Any) -> Iterator[BaseMessage]:
 class ReturnedMessages:
     """Finds the messages nodes returned that no message stream announced.
 
-    A message counts as seen once it was streamed (its ``message-start``), was
-    in a state the run reported (a ``values`` event: a node's input), or was
-    emitted here. The rest, found in a node's update, become whole-message
-    parts placed before that update, with the node in their metadata. A server
-    that sends no ``updates`` (its module registers no ``UpdatesTransformer``)
-    leaves only ``values``: then new messages in a later state are emitted
-    before it; a state does not say who wrote them, so the thread's recent
-states name their nodes first (``unnamed``, ``name``).
+        A message counts as seen once it was streamed (its ``message-start``), was
+        in a state the run reported (a ``values`` event: a node's input), or was
+        emitted here. The rest, found in a node's update, become whole-message
+        parts placed before that update, with the node in their metadata. A server
+        that sends no ``updates`` (its module registers no ``UpdatesTransformer``)
+        leaves only ``values``: then new messages in a later state are emitted
+        before it; a state does not say who wrote them, so the thread's recent
+    states name their nodes first (``unnamed``, ``name``).
     """
 
     def __init__(self) -> None:
