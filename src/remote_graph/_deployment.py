@@ -35,8 +35,14 @@ from remote_graph._core.limits import Limits
 from remote_graph._core.run import RunDriver
 from remote_graph._core.schema import GraphSchemas
 from remote_graph._core.thread_ids import ThreadIdMap, server_thread_id
+from remote_graph._core.v3_formats import V3Formats
 from remote_graph._core.wire import Wire
-from remote_graph._private import StreamMux, merge_tracing_headers, normalize_stream_transformer_factories
+from remote_graph._private import (
+    StreamMux,
+    merge_tracing_headers,
+    normalize_stream_transformer_factories,
+    required_modes,
+)
 from remote_graph._sync import SyncRequests, SyncRunSource
 from remote_graph.transformers import RemoteMessagesTransformer, WireChannelsTransformer
 
@@ -152,6 +158,19 @@ class Deployment:
             return options.headers
         return merge_tracing_headers(options.headers)
 
+    def run_mux(
+        self, driver: RunDriver, transformers: Sequence[TransformerFactory] | None, *, is_async: bool
+    ) -> StreamMux:
+        """The mux of ``driver``'s v3 run (``mux``), its wire told the modes the mux
+        requires (a server without the v3 protocol streams more: only those reach
+        it) and those the caller's own transformers do (a v3 server that sends none
+        of them is named at the run's end)."""
+        mux = self.mux(transformers, is_async=is_async)
+        if isinstance(driver.wire, V3Formats):
+            own = [*(transformers or ()), *(self.stream_transformers or ())]
+            driver.wire.serve(required_modes(mux), wanted=frozenset(m for f in own for m in _modes_of(f)))
+        return mux
+
     def mux(self, transformers: Sequence[TransformerFactory] | None, *, is_async: bool) -> StreamMux:
         """The mux of a v3 run: langgraph's built-in projections, the stand-ins
         for the module's opt-in ones, the call's own, and the module's named channels."""
@@ -190,3 +209,9 @@ class Deployment:
     def async_requests(self, headers: dict[str, str] | None = None) -> AsyncRequests:
         """REST requests on the running loop's async client."""
         return AsyncRequests(self.clients.async_client().http.client, self.timeouts, dict(headers or {}))
+
+
+def _modes_of(factory: TransformerFactory) -> tuple[str, ...]:
+    """The modes a transformer factory's transformers require, when it says (a class does)."""
+    modes = getattr(factory, "required_stream_modes", ())
+    return tuple(m for m in modes if isinstance(m, str)) if isinstance(modes, (tuple, list)) else ()

@@ -18,9 +18,8 @@ from langchain_core.runnables import RunnableConfig
 from remote_graph._callbacks import CallbackTap
 from remote_graph._core.commands import RunOptions
 from remote_graph._core.thread_ids import thread_name
-from remote_graph._core.v3_formats import V3Formats
 from remote_graph._deployment import Deployment, TransformerFactory
-from remote_graph._private import StreamMux, ensure_config, required_modes
+from remote_graph._private import ensure_config
 from remote_graph.streams import AsyncRemoteGraphRunStream, RemoteGraphRunStream
 
 __all__ = ["V3Call"]
@@ -57,32 +56,16 @@ class V3Call:
     def run_stream(self) -> RemoteGraphRunStream:
         """The sync run stream, on the sync client."""
         source = self._deployment.sync_source(self._driver, self._headers)
-        mux = self._serving(self._deployment.mux(self._transformers, is_async=False))
+        mux = self._deployment.run_mux(self._driver, self._transformers, is_async=False)
         with _quiet():
             return RemoteGraphRunStream(source, mux, self._driver, thread_id=self._name)
 
     def async_run_stream(self) -> AsyncRemoteGraphRunStream:
         """The async run stream, on the running loop's client."""
         source = self._deployment.async_source(self._driver, self._headers)
-        mux = self._serving(self._deployment.mux(self._transformers, is_async=True))
+        mux = self._deployment.run_mux(self._driver, self._transformers, is_async=True)
         with _quiet():
             return AsyncRemoteGraphRunStream(source, mux, self._driver, thread_id=self._name)
-
-    def _serving(self, mux: StreamMux) -> StreamMux:
-        """Tell the wire the modes ``mux`` requires (a server without the v3 protocol
-        streams more: only those reach it), and those the caller's own transformers
-        do (a v3 server that sends none of them is named at the run's end)."""
-        wire = self._driver.wire
-        if isinstance(wire, V3Formats):
-            own = [*(self._transformers or ()), *(self._deployment.stream_transformers or ())]
-            wire.serve(required_modes(mux), wanted=frozenset(m for f in own for m in _modes_of(f)))
-        return mux
-
-
-def _modes_of(factory: TransformerFactory) -> tuple[str, ...]:
-    """The modes a transformer factory's transformers require, when it says (a class does)."""
-    modes = getattr(factory, "required_stream_modes", ())
-    return tuple(m for m in modes if isinstance(m, str)) if isinstance(modes, (tuple, list)) else ()
 
 
 def _warn_of_callbacks(merged: RunnableConfig, input: Any, name: str) -> None:

@@ -423,7 +423,7 @@ class JoinCall:
         else:
             stream = partial(RemoteGraphRunStream, deployment.sync_source(driver, headers))
         with _quiet():
-            return stream(deployment.mux(self._transformers, is_async=is_async), driver, thread_id=name)
+            return stream(deployment.run_mux(driver, self._transformers, is_async=is_async), driver, thread_id=name)
 
 
 def join_call(

@@ -3,15 +3,18 @@ its classic frames become the parts a local v3 run feeds its mux."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import orjson
+import pytest
 from langchain_core.language_models._compat_bridge import chunks_to_events
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langchain_core.outputs import ChatGenerationChunk
 from langgraph.types import Interrupt
 
 from remote_graph._core.classic_v3 import ClassicV3Wire
+from remote_graph._core.join import RunCursor
 from remote_graph._core.sse import Frame
 from remote_graph._core.v3_formats import V3Formats, is_protocol_event
 from remote_graph._core.v3_wire import V3Wire
@@ -179,3 +182,75 @@ def test_a_resumed_connection_repeats_nothing_the_first_one_delivered() -> None:
     connection([("2-0", 1), ("2-0", 2), ("3-0", 3), ("3-0", 3), ("4-0", 4)])
     delivered.extend(p["data"] for p in wire.finish(interrupted=False, completed=True))
     assert delivered == [{"tick": t} for t in range(5)]
+
+
+def test_parallel_tasks_of_one_node_each_end_their_own_message() -> None:
+    # Two Sends to one node stream at once, their last chunks unmarked: one task's
+    # update ends neither (it may be either's); each task's result ends its own.
+    def meta(task_id: str) -> dict[str, Any]:
+        return {**META, "langgraph_node": "work", "langgraph_checkpoint_ns": f"work:{task_id}"}
+
+    def chunk(text: str, message_id: str) -> dict[str, Any]:
+        return AIMessageChunk(content=text, id=message_id).model_dump()
+
+    parts = _feed(
+        _wire(),
+        [
+            ("messages", [chunk("a", "m1"), meta("t1")]),
+            ("messages", [chunk("b", "m2"), meta("t2")]),
+            ("updates", {"work": {"x": 1}}),
+            ("messages", [chunk("c", "m2"), meta("t2")]),
+            ("tasks", {"id": "t1", "name": "work", "error": None, "result": {"x": 1}, "interrupts": []}),
+            ("tasks", {"id": "t2", "name": "work", "error": None, "result": {"x": 2}, "interrupts": []}),
+        ],
+    )
+    flow = [(p["data"][1]["run_id"], p["data"][0]["event"]) if p["type"] == "messages" else p["type"] for p in parts]
+    assert flow == [
+        ("m1", "message-start"),
+        ("m1", "content-block-start"),
+        ("m1", "content-block-delta"),
+        ("m2", "message-start"),
+        ("m2", "content-block-start"),
+        ("m2", "content-block-delta"),
+        "updates",
+        ("m2", "content-block-delta"),
+        ("m1", "content-block-finish"),
+        ("m1", "message-finish"),
+        "tasks",
+        ("m2", "content-block-finish"),
+        ("m2", "message-finish"),
+        "tasks",
+    ]
+
+
+def test_a_dict_of_the_users_with_a_type_is_no_protocol_event() -> None:
+    assert not is_protocol_event('{"type": "event", "note": "a custom write"}')
+    assert not is_protocol_event('{"type":"event","payload":1}')
+
+
+def test_a_join_from_a_cursor_takes_the_format_the_cursor_was_made_in() -> None:
+    classic = _wire()
+    classic.joined(RunCursor("r1", "1-0", "2-0", None, 2))
+    assert isinstance(classic.chosen, ClassicV3Wire) and classic.mark() == ("2-0", 2)
+    v3 = _wire()
+    v3.joined(RunCursor("r1", "1-0", "2-0", 7, None))
+    assert isinstance(v3.chosen, V3Wire) and v3.mark() == (None, 7)
+
+
+def _v3_frame(seq: int, method: str, data: Any) -> tuple[str, Any]:
+    return method, {"type": "event", "method": method, "params": {"namespace": [], "data": data}, "seq": seq}
+
+
+def test_a_run_whose_module_sends_no_updates_warns_the_transformers_that_wanted_them() -> None:
+    wire = _wire()
+    wire.serve(frozenset({"values", "updates"}), wanted=frozenset({"updates"}))
+    _feed(wire, [_v3_frame(1, "values", {"x": 1}), _v3_frame(2, "values", {"x": 2})])
+    with pytest.warns(UserWarning, match="sent no 'updates' events"):
+        wire.finish(interrupted=False, completed=True)
+    # A run in which no node ran (its input state only) is no sign of a missing hook.
+    quiet = _wire()
+    quiet.serve(frozenset({"values", "updates"}), wanted=frozenset({"updates"}))
+    _feed(quiet, [_v3_frame(1, "values", {"x": 1})])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quiet.finish(interrupted=False, completed=True)

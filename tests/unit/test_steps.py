@@ -166,12 +166,13 @@ def test_a_held_message_is_named_from_the_threads_recent_states_when_its_step_en
 def test_a_writer_read_names_one_task_or_none() -> None:
     held = {"m": [{"id": MID, "content": "x"}]}
     assert history_writer([{"tasks": [task("a", result=held)]}], MID) == "a"
-    # The newest state that holds it decides; two tasks holding it name no one.
-    assert (
-        history_writer(
-            [{"tasks": [task("a", result=held), task("b", result=held)]}, {"tasks": [task("c", result=held)]}], MID
-        )
-        is None
-    )
+    # The oldest state that holds it decides (history is newest first): a later
+    # node returning it again, or removing it, did not write it.
+    again = [{"tasks": [task("echo", result=held)]}, {"tasks": [task("c", result=held)]}]
+    assert history_writer(again, MID) == "c"
+    removed = {"m": [{"type": "remove", "id": MID, "content": ""}]}
+    assert history_writer([{"tasks": [task("trim", result=removed)]}], MID) is None
+    # Two tasks of one step holding it name no one.
+    assert history_writer([{"tasks": [task("a", result=held), task("b", result=held)]}], MID) is None
     assert history_writer([{"tasks": [task("a")]}, {"tasks": [task("c", result=held)]}], MID) == "c"
     assert history_writer(None, MID) is None and history_writer([{"tasks": [task("a", result={})]}], MID) is None

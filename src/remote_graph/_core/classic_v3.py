@@ -15,9 +15,12 @@ undone here:
   ``AIMessageChunk``s: each message's chunks are turned into those events as
   they come (``ChunkEvents``), keyed by the message's id. The message ends
   with its last chunk (``chunk_position="last"``), else when its node's
-  update comes, else when the run ends;
+  update comes (the node's only message streaming there), else when its
+  task's result comes, else when the run ends;
 * a message a node returns is handed on whole, as locally, but a
   ``ToolMessage`` is not (a v3 run's messages handler skips tool results).
+  aegra sends such a message as one ``AIMessageChunk``, unmarked: it is a
+  one-chunk stream, ended by the node's update.
 
 The chunks' metadata names each message's node, so no state read is needed.
 Only the modes the caller's mux requires reach it (``modes``), as locally.
@@ -54,6 +57,16 @@ class _Streaming:
     ns: Namespace
     events: ChunkEvents
     metadata: dict[str, Any]
+
+    @property
+    def node(self) -> Any:
+        return self.metadata.get("langgraph_node")
+
+    @property
+    def task(self) -> str | None:
+        """The id of the task streaming it: its checkpoint namespace's last ``name:task_id``."""
+        ns = self.metadata.get("langgraph_checkpoint_ns")
+        return ns.rpartition("|")[2].partition(":")[2] or None if isinstance(ns, str) else None
 
 
 class ClassicV3Wire:
@@ -117,14 +130,14 @@ class ClassicV3Wire:
         out: list[Part] = []
         for part in parts:
             mode, ns, data = part["type"], part["ns"], part["data"]
+            if self._streaming and isinstance(data, dict) and mode in ("updates", "tasks"):
+                # Whether or not the caller's mux takes these modes, they end messages.
+                out.extend(self._end(self._ended_by(mode, ns, data)))
             if mode not in self.modes:
                 continue
             if mode == "messages":
                 out.extend(self._message(ns, data))
                 continue
-            if mode == "updates" and self._streaming and isinstance(data, dict):
-                # The node ended: a message of its whose last chunk was not marked ends here.
-                out.extend(self._end([key for key, s in self._streaming.items() if _written(s, ns, data)]))
             if mode == "values":
                 interrupts: tuple[Interrupt, ...] = ()
                 if isinstance(data, dict) and "__interrupt__" in data:
@@ -154,6 +167,24 @@ class ClassicV3Wire:
             return [{"type": "messages", "ns": ns, "data": (message, metadata)}]
         return []
 
+    def _ended_by(self, mode: str, ns: Namespace, data: dict[str, Any]) -> list[str]:
+        """The messages whose last chunk was not marked that an ``updates`` or ``tasks`` part ends.
+
+        A task's result ends the messages streamed in it. A node's update ends
+        its one message still streaming there; when several tasks of the node
+        stream at once (``Send``), the update is one task's, so each waits for
+        its own task's result.
+        """
+        if mode == "tasks":
+            done = data.get("id") if "result" in data or "error" in data else None
+            return [key for key, s in self._streaming.items() if done is not None and s.task == done]
+        keys: list[str] = []
+        for node in data:
+            streaming = [key for key, s in self._streaming.items() if s.ns == ns and s.node == node]
+            if len(streaming) == 1:
+                keys.extend(streaming)
+        return keys
+
     def _end(self, keys: list[str]) -> list[Part]:
         parts: list[Part] = []
         for key in keys:
@@ -164,8 +195,3 @@ class ClassicV3Wire:
 
 def _part(streaming: _Streaming, event: dict[str, Any]) -> Part:
     return {"type": "messages", "ns": streaming.ns, "data": (event, streaming.metadata)}
-
-
-def _written(streaming: _Streaming, ns: Namespace, update: dict[str, Any]) -> bool:
-    """Whether ``update`` at ``ns`` comes from the node that streams the message."""
-    return streaming.ns == ns and streaming.metadata.get("langgraph_node") in update

@@ -121,20 +121,32 @@ def history_writer(history: Any, message_id: str) -> str | None:
     """The node whose finished task wrote message ``message_id``, from a thread's
     recent states (``POST /threads/{id}/history``, newest first), or ``None``.
 
-    A state lists the tasks of its step with their results; the newest that
-    holds the message in one task's result names it. (A ``@task`` a node
-    called is no task of the state: its message is the node's.)
+    A state lists the tasks of its step with their results; the oldest that
+    holds the message in one task's result wrote it (a later node may return
+    it again, or remove it: a ``RemoveMessage`` is not the message). A
+    ``@task`` a node called is no task of the state: its message is the node's.
     """
-    for snapshot in history if isinstance(history, list) else ():
+    for snapshot in reversed(history) if isinstance(history, list) else ():
         tasks = snapshot.get("tasks") if isinstance(snapshot, Mapping) else None
         names = {
             t.get("name")
             for t in tasks or ()
-            if isinstance(t, Mapping) and t.get("result") is not None and _holds(t.get("result"), message_id)
+            if isinstance(t, Mapping) and t.get("result") is not None and _writes(t.get("result"), message_id)
         }
         if names:
             return _one(names)
     return None
+
+
+def _writes(value: Any, message_id: str) -> bool:
+    """Whether a task's result writes the message ``message_id`` (not its removal)."""
+    if isinstance(value, Mapping):
+        if value.get("id") == message_id and "content" in value:
+            return value.get("type") != "remove"
+        return any(_writes(item, message_id) for item in value.values())
+    if isinstance(value, list):
+        return any(_writes(item, message_id) for item in value)
+    return False
 
 
 def _one(names: set[Any]) -> str | None:

@@ -27,18 +27,26 @@ from remote_graph._core.wire import Namespace, Part, Prepare, Wire
 
 __all__ = ["V3Formats", "is_protocol_event"]
 
-_ENVELOPE = '{"type":"event"'
+# How langgraph-api writes an event's envelope: its keys in this order, no spaces.
+_ENVELOPE = '{"type":"event","method":"'
 
 
 def is_protocol_event(data: str) -> bool:
-    """Whether a frame's data is a v3 protocol event (else a classic mode's chunk)."""
+    """Whether a frame's data is a v3 protocol event (else a classic mode's chunk,
+    which may be a user's dict with a ``type`` of its own: the envelope's other
+    keys must be there too)."""
     if data.startswith(_ENVELOPE):
         return True
     try:
         envelope = orjson.loads(data)
     except orjson.JSONDecodeError:
         return False
-    return isinstance(envelope, dict) and envelope.get("type") == "event" and "method" in envelope
+    return (
+        isinstance(envelope, dict)
+        and envelope.get("type") == "event"
+        and isinstance(envelope.get("method"), str)
+        and isinstance(envelope.get("params"), dict)
+    )
 
 
 class V3Formats:
@@ -55,8 +63,9 @@ class V3Formats:
         self.classic = ClassicV3Wire(ChunkReader(CallView(server_thread=thread_id, thread_name=None)), thread_path)
         self._chosen: Wire | None = None
         self._wanted: frozenset[str] = frozenset()
-        # The v3 methods the run sent so far (a few names).
+        # The v3 methods the run sent so far (a few names), and its root states.
         self._methods: set[str] = set()
+        self._root_states = 0
 
     @property
     def chosen(self) -> Wire:
@@ -86,6 +95,9 @@ class V3Formats:
     def joined(self, after: RunCursor | None) -> None:
         self.v3.joined(after)
         self.classic.joined(after)
+        if after is not None:
+            # The cursor was made from the run's events: its kind is their format.
+            self._chosen = self.v3 if after.kind == "v3" else self.classic
 
     def mark(self) -> tuple[str | None, int]:
         return self.chosen.mark()
@@ -109,13 +121,17 @@ class V3Formats:
 
     def convert(self, event: Any) -> list[Part]:
         if self._chosen is self.v3:
-            self._methods.add(event[0])
+            method, params = event
+            self._methods.add(method)
+            if method == "values" and not params.get("namespace"):
+                self._root_states += 1
         return self.chosen.convert(event)
 
     def finish(self, *, interrupted: bool, completed: bool = False) -> list[Part]:
-        if completed and "updates" in self._wanted and "values" in self._methods and "updates" not in self._methods:
-            # A run with steps sends updates where the module registers
-            # UpdatesTransformer; the caller's transformers would silently get none.
+        if completed and "updates" in self._wanted and self._root_states > 1 and "updates" not in self._methods:
+            # A run in which a node ran (a state past its input) sends updates where
+            # the module registers UpdatesTransformer; the caller's transformers
+            # would silently get none.
             warnings.warn(
                 f"RemoteGraph: {self.run_label} sent no 'updates' events, so the transformers given to "
                 "the client that need them got none: the deployed module's stream_transformers() hook "

@@ -87,6 +87,8 @@ class V3Wire:
         # Cleared when a read of the step's tasks fails: the server is slow or
         # refuses, and a message's node then waits for its update instead.
         self._step_reads = True
+        # The same for the history reads that name a message the server ran past.
+        self._writer_reads = True
 
     @property
     def interrupts(self) -> list[tuple[Namespace, Interrupt]]:
@@ -142,7 +144,7 @@ class V3Wire:
         ns = self.converter.wants_step(method, params)
         if ns is not None:
             return self._learn_step(ns, params)
-        ns = self.converter.wants_writers(method, params)
+        ns = self.converter.wants_writers(method, params) if self._writer_reads else None
         return None if ns is None else self._learn_writers(ns, params.get("data"))
 
     def convert(self, event: Event) -> list[Part]:
@@ -163,7 +165,8 @@ class V3Wire:
         reply = yield Request("POST", f"{self._thread_path}/history", json=body, timeout=STEP_READ_TIMEOUT)
         ok = isinstance(reply, Response) and reply.status == 200
         if not ok:
-            self._step_reads = False
+            # A refused or slow history read says nothing of the cheaper state reads.
+            self._writer_reads = False
         self.converter.learn_writers(ns, reply.body if ok and isinstance(reply, Response) else None, values)
 
     def _learn_step(self, ns: Namespace, params: Mapping[str, Any]) -> Prepare:
