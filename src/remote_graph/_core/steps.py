@@ -40,14 +40,15 @@ class StepAnswer(NamedTuple):
     ahead: bool = False
 
 
-def _holds(value: Any, message_id: str) -> bool:
-    """Whether a state or a write holds the message ``message_id`` (as its wire dict)."""
+def _holds(value: Any, message_id: str, *, removal: bool = True) -> bool:
+    """Whether a state or a write holds the message ``message_id`` (as its wire dict);
+    with ``removal=False`` a ``RemoveMessage`` of that id does not count."""
     if isinstance(value, Mapping):
         if value.get("id") == message_id and "content" in value:
-            return True
-        return any(_holds(item, message_id) for item in value.values())
+            return removal or value.get("type") != "remove"
+        return any(_holds(item, message_id, removal=removal) for item in value.values())
     if isinstance(value, list):
-        return any(_holds(item, message_id) for item in value)
+        return any(_holds(item, message_id, removal=removal) for item in value)
     return False
 
 
@@ -131,22 +132,13 @@ def history_writer(history: Any, message_id: str) -> str | None:
         names = {
             t.get("name")
             for t in tasks or ()
-            if isinstance(t, Mapping) and t.get("result") is not None and _writes(t.get("result"), message_id)
+            if isinstance(t, Mapping)
+            and t.get("result") is not None
+            and _holds(t.get("result"), message_id, removal=False)
         }
         if names:
             return _one(names)
     return None
-
-
-def _writes(value: Any, message_id: str) -> bool:
-    """Whether a task's result writes the message ``message_id`` (not its removal)."""
-    if isinstance(value, Mapping):
-        if value.get("id") == message_id and "content" in value:
-            return value.get("type") != "remove"
-        return any(_writes(item, message_id) for item in value.values())
-    if isinstance(value, list):
-        return any(_writes(item, message_id) for item in value)
-    return False
 
 
 def _one(names: set[Any]) -> str | None:

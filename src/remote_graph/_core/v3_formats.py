@@ -63,8 +63,8 @@ class V3Formats:
         self.classic = ClassicV3Wire(ChunkReader(CallView(server_thread=thread_id, thread_name=None)), thread_path)
         self._chosen: Wire | None = None
         self._wanted: frozenset[str] = frozenset()
-        # The v3 methods the run sent so far (a few names), and its root states.
-        self._methods: set[str] = set()
+        # Whether the run sent an update, and how many root states.
+        self._updated = False
         self._root_states = 0
 
     @property
@@ -122,13 +122,13 @@ class V3Formats:
     def convert(self, event: Any) -> list[Part]:
         if self._chosen is self.v3:
             method, params = event
-            self._methods.add(method)
+            self._updated = self._updated or method == "updates"
             if method == "values" and not params.get("namespace"):
                 self._root_states += 1
         return self.chosen.convert(event)
 
     def finish(self, *, interrupted: bool, completed: bool = False) -> list[Part]:
-        if completed and "updates" in self._wanted and self._root_states > 1 and "updates" not in self._methods:
+        if completed and "updates" in self._wanted and self._root_states > 1 and not self._updated:
             # A run in which a node ran (a state past its input) sends updates where
             # the module registers UpdatesTransformer; the caller's transformers
             # would silently get none.
