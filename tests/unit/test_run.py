@@ -1407,6 +1407,40 @@ def test_a_failed_step_read_is_bounded_and_not_repeated_for_the_run() -> None:
     assert len(starts) == 2
 
 
+def _returned_without_updates() -> Wire:
+    # A module without the hook: only values. The second state brings a message a node returned.
+    human = {"type": "human", "content": "hi", "id": "h1"}
+    call = {"type": "ai", "content": "", "id": "a1", "tool_calls": []}
+    w = Wire().metadata().event("values", {"messages": [human]}, interrupts=[])
+    w.tick().event("values", {"messages": [human, call]}, interrupts=[])
+    return w
+
+
+def test_a_writer_read_has_the_full_request_budget_and_names_the_returned_message() -> None:
+    call = {"type": "ai", "content": "", "id": "a1"}
+    history = [{"values": {}, "tasks": [{"name": "agent", "result": {"messages": [call]}}]}]
+    server = FakeServer(
+        _returned_without_updates().frames, rest={("POST", f"{THREAD}/history"): [Response(200, history)]}
+    )
+    _, out = run(server)
+    assert out.error is None
+    reads = [r for r in server.requests if r.path == f"{THREAD}/history"]
+    # Nothing else names a returned message's node: no hint's short budget (a
+    # loaded server took over 2 s), the request timeout bounds it.
+    assert [(r.json, r.timeout) for r in reads] == [({"limit": 10}, None)]
+    messages = [p["data"] for p in out.parts if p["type"] == "messages"]
+    assert [(m.id, meta["langgraph_node"]) for m, meta in messages] == [("a1", "agent")]
+
+
+def test_a_failed_writer_read_costs_the_node_not_the_message() -> None:
+    timed_out = Broken(httpx.ReadTimeout("slow"), timed_out=True)
+    server = FakeServer(_returned_without_updates().frames, rest={("POST", f"{THREAD}/history"): [timed_out]})
+    _, out = run(server)
+    assert out.error is None
+    messages = [p["data"] for p in out.parts if p["type"] == "messages"]
+    assert [(m.id, meta["langgraph_node"]) for m, meta in messages] == [("a1", None)]
+
+
 def test_a_request_budget_of_its_own_never_exceeds_the_request_timeout() -> None:
     timeouts = Timeouts(request=1.0)
     assert request_args(Request("GET", "/x", timeout=STEP_READ_TIMEOUT), timeouts, {})["timeout"] == 1.0

@@ -35,7 +35,9 @@ from remote_graph.errors import RemoteProtocolError
 __all__ = ["STEP_READ_TIMEOUT", "V3Wire"]
 
 # A step's tasks only name a streaming message's node early; the stream waits
-# on that read, so it gets seconds, not the full request budget.
+# on that read, so it gets seconds, not the full request budget. A writer read
+# is no hint (nothing else names a returned message's node): it gets the full
+# budget, as a slow server under load may take seconds to answer it.
 STEP_READ_TIMEOUT = 2.0
 # The states a writer read looks back over: the server may be a few steps ahead.
 HISTORY_READ_LIMIT = 10
@@ -162,10 +164,11 @@ class V3Wire:
         body: dict[str, Any] = {"limit": HISTORY_READ_LIMIT}
         if ns:
             body["checkpoint"] = {"checkpoint_ns": "|".join(ns)}
-        reply = yield Request("POST", f"{self._thread_path}/history", json=body, timeout=STEP_READ_TIMEOUT)
+        reply = yield Request("POST", f"{self._thread_path}/history", json=body)
         ok = isinstance(reply, Response) and reply.status == 200
         if not ok:
-            # A refused or slow history read says nothing of the cheaper state reads.
+            # Refused, or no answer within the request budget: the next step's
+            # read would fare no better. It says nothing of the state reads.
             self._writer_reads = False
         self.converter.learn_writers(ns, reply.body if ok and isinstance(reply, Response) else None, values)
 
