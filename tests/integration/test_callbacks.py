@@ -36,6 +36,7 @@ from typing_extensions import TypedDict
 
 from remote_graph import RemoteGraph
 from tests.integration.lanes import GATE, LINEAR, Lane, Scenarios, compare, norm
+from tests.integration.server_kinds import drops_sends_in_events
 
 pytestmark = pytest.mark.integration
 
@@ -267,9 +268,35 @@ def a_langchain_tracer_records_the_same_runs(lane: Lane) -> Any:
     return trees
 
 
+def _sends_as_null(tree: Any) -> Any:
+    """A recorded tree with each ``Send`` an ``on_chain_end`` carries as ``None``,
+    as langgraph-api 0.11 serializes it (``server_kinds.drops_sends_in_events``)."""
+    if isinstance(tree, list):
+        if len(tree) == 2 and tree[0] == "on_chain_end":
+            return ["on_chain_end", _null_sends(tree[1])]
+        return [_sends_as_null(item) for item in tree]
+    if isinstance(tree, dict):
+        return {key: _sends_as_null(item) for key, item in tree.items()}
+    return tree
+
+
+def _null_sends(output: Any) -> Any:
+    if isinstance(output, dict) and output.keys() == {"send", "arg"}:
+        return None
+    if isinstance(output, list):
+        return [_null_sends(item) for item in output]
+    if isinstance(output, dict):
+        return {key: _null_sends(item) for key, item in output.items()}
+    return output
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
-def test_local_callbacks_equal_remote_callbacks(name: str, flavour: str, server_url: str) -> None:
+def test_local_callbacks_equal_remote_callbacks(
+    name: str, flavour: str, server_url: str, request: pytest.FixtureRequest
+) -> None:
     local, remote = compare(SCENARIOS[name], flavour, server_url)
+    if drops_sends_in_events(request):
+        local = _sends_as_null(local)
     assert remote == local
 
 
