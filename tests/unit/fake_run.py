@@ -171,6 +171,9 @@ class Conn:
             published after it subscribed, so its live part begins with them
             again. The connection subscribes as it opens: frames sent before
             (on an earlier connection) are never among them.
+        lost: Run indices of frames the server drops on their live way on this
+            connection (langgraph-runtime-pg, when another frame took the id):
+            not sent live, stored all the same.
         ahead: How many frames the run produces after this connection ends,
             before the next action (``EVERYTHING``: the run finishes).
         chunks: Chunk sizes to serve the body in, cycled.
@@ -183,6 +186,7 @@ class Conn:
     live: int | None = None
     twice: bool = False
     rewind: int = 0
+    lost: Sequence[int] = ()
     ahead: int = 0
     chunks: Sequence[int] = (4096,)
     fail_with: Broken = field(default_factory=lambda: Broken(httpx.RemoteProtocolError("incomplete chunked read")))
@@ -330,7 +334,7 @@ class FakeServer:
         if starting:
             self.produced = 0
         stop = len(self.frames) if conn.live is None else min(len(self.frames), self.produced + conn.live)
-        live = list(range(self.produced, stop))
+        live = [i for i in range(self.produced, stop) if i not in conn.lost]
         twice = bool(conn.twice and live)
         if twice:
             # Stored while the connection switched to live: in the replay, and live too.

@@ -42,6 +42,7 @@ from tests.unit.fake_run import (
     FakeServer,
     Frame,
     Wire,
+    before_newest,
     cleanup,
     custom_run,
     drive,
@@ -385,3 +386,20 @@ def test_waiting_past_the_timeout_fails_naming_the_wait() -> None:
 def test_a_run_record_reads_as_a_run_status(server: str, status: str) -> None:
     record = RunRecord.of({"run_id": RID, "status": server, **V3_RECORD})
     assert record.status == status and record.kind == "v3" and record.server_status == server
+
+
+def test_a_replays_gaps_where_live_only_events_were_reopen_nothing() -> None:
+    # Joined once the run ended: a replay has no live-only events (lifecycle), so its
+    # seq gaps are no loss (test_run.py: a gap right after one is checked).
+    w = Wire().metadata().tick().event("values", {"x": 1}, interrupts=[])
+    w.tick().event("lifecycle", {"event": "started", "namespace": ["sub:1"], "graph_name": "sub"})
+    w.tick().event("values", {"y": 1}, ns=["sub:1"], interrupts=[])
+    w.tick().event("lifecycle", {"event": "completed", "namespace": ["sub:1"]})
+    w.tick().event("values", {"x": 2}, interrupts=[])
+    stored = [f for f in w.frames if b"event: lifecycle" not in f.raw]
+    server = FakeServer(stored, produced=EVERYTHING, record=V3_RECORD)
+    out = drive(joiner(server), server)
+    assert out.error is None
+    # The replay, then the confirming one every clean close gets: no reopen for a gap.
+    assert [o.last_event_id for o in server.opened] == [FROM_START, before_newest(stored)]
+    assert [p["data"] for p in out.parts if p["type"] == "values"] == [{"x": 1}, {"y": 1}, {"x": 2}]

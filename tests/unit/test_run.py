@@ -501,6 +501,57 @@ def test_a_frame_sent_twice_on_a_confirming_connection_is_delivered_once() -> No
     assert not server.slept
 
 
+def _sub_run(*, stored_second: bool = True) -> list[Frame]:
+    """A run whose subgraph's start and first state share an id, as on
+    langgraph-runtime-pg (its ids are unique otherwise): the live-only
+    ``lifecycle`` took it from the server's clock. Without ``stored_second``
+    the second is a live-only event too (a module's channel; no id: never replayed)."""
+    w = Wire().metadata().tick().event("values", {"x": 1}, interrupts=[])
+    w.tick().event("updates", {"enter": {"x": 2}})
+    w.tick().event("lifecycle", {"event": "started", "namespace": ["sub:1"], "graph_name": "sub"})
+    if stored_second:
+        w.event("values", {"y": 1}, ns=["sub:1"], interrupts=[])
+    else:
+        w.seq += 1
+        envelope = {"type": "event", "method": "custom:trail", "seq": w.seq, "params": {"namespace": [], "data": 1}}
+        w.raw("custom:trail", envelope, frame_id=None)
+    w.tick().event("updates", {"step": {"y": 2}}, ns=["sub:1"])
+    w.tick().event("values", {"x": 2}, interrupts=[])
+    return w.frames
+
+
+def test_a_stored_event_dropped_on_its_live_way_is_replayed_in_its_place() -> None:
+    frames = _sub_run()
+    server = FakeServer(frames, [Conn(lost=[4])])
+    _, out = run(server)
+    assert out.error is None
+    # The gap after the live-only event: reopened after the event before it (then
+    # from the newest, as every run's clean close is confirmed).
+    assert [o.last_event_id for o in server.opened[1:]] == [frames[2].id, before_newest(frames)]
+    assert [(p["type"], p["ns"], p["data"]) for p in out.parts if p["type"] in ("values", "updates")] == [
+        ("values", (), {"x": 1}),
+        ("updates", (), {"enter": {"x": 2}}),
+        ("values", ("sub:1",), {"y": 1}),
+        ("updates", ("sub:1",), {"step": {"y": 2}}),
+        ("values", (), {"x": 2}),
+    ]
+
+
+def test_a_gap_that_no_replay_fills_is_checked_once() -> None:
+    # What did not come was live-only: the replay cannot bring it, and the stream goes on.
+    frames = _sub_run(stored_second=False)
+    server = FakeServer(frames, [Conn(lost=[4])])
+    _, out = run(server)
+    assert out.error is None
+    assert [o.last_event_id for o in server.opened[1:]] == [frames[2].id, before_newest(frames)]
+    assert [p["type"] for p in out.parts if p["type"] in ("values", "updates")] == [
+        "values",
+        "updates",
+        "updates",
+        "values",
+    ]
+
+
 # --- lost connections -------------------------------------------------------------------------------------
 
 

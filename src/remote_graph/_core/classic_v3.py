@@ -111,6 +111,10 @@ class ClassicV3Wire:
     def accept(self, frame: Frame) -> tuple[Any, bool] | None:
         return self._classic.accept(frame)
 
+    def rewind(self) -> str | None:
+        # Classic frames carry no seq to show a gap by.
+        return None
+
     def prepare(self, event: Any) -> Prepare | None:
         return self._classic.prepare(event)
 

@@ -85,6 +85,10 @@ class ClassicWire:
             released = self._news(released)
         return (released, True) if released else None
 
+    def rewind(self) -> str | None:
+        # Classic frames carry no seq to show a gap by.
+        return None
+
     def prepare(self, event: list[_Raw]) -> Prepare | None:
         for name, data in event:
             if (name.startswith("tasks") or name.startswith("debug")) and HIDDEN_MESSAGE in data:

@@ -72,6 +72,17 @@ class ResumeCursor:
         self._ids.reconnected()
         return self._boundary
 
+    def rewind(self, frame_id: str) -> None:
+        """Resume after ``frame_id``, a frame seen before: the frames after it
+        are to be replayed (repeats are dropped by their ``seq``). The ids the
+        replay brings until the newest seen are older ones, which do not move
+        the cursor (a live-only newest never comes again: then it stays here,
+        and a later reconnect replays more)."""
+        self._boundary = frame_id
+        newest = self._ids.newest
+        if newest is not None:
+            self._ids.join(newest)
+
     def observe(self, frame_id: str | None) -> None:
         """Note a received frame's id. An id delivered before (a repeat) never
         moves the cursor back or forward."""

@@ -601,6 +601,12 @@ class RunDriver:
                 except RemoteProtocolError as exc:
                     self._fail(exc)
                 if accepted is None:
+                    rewind = wire.rewind()
+                    if rewind is not None:
+                        # A stored event lost on its live way: its replay brings it.
+                        logger.debug("run %s: an event did not come; replaying after %s", self.run_id, rewind)
+                        cursor.rewind(rewind)
+                        return _Read(Signal.LOST, fresh)
                     continue
                 item, new = accepted
                 prepare = wire.prepare(item)

@@ -116,6 +116,9 @@ class V3Formats:
             self._chosen = self.v3 if is_protocol_event(frame.data) else self.classic
         return self._chosen.accept(frame)
 
+    def rewind(self) -> str | None:
+        return None if self._chosen is None else self._chosen.rewind()
+
     def prepare(self, event: Any) -> Prepare | None:
         return self.chosen.prepare(event)
 

@@ -12,6 +12,15 @@ leaves it unknown, and later messages wait for their update instead. A
 message held for an update that never comes (a module without
 ``UpdatesTransformer``) is named, when its step's ``values`` arrive, from the
 thread's recent states.
+
+A server may drop an event on its live way: langgraph-runtime-pg tells events
+apart by their id, gives a live-only event (``lifecycle``, a module's
+``custom:<name>`` channel) one from its clock, and drops the later of two with
+the same id. The ``seq`` shows it: a live stream has no gaps, and a replay's
+gaps are where the live-only events were. So a gap right after a live-only
+event makes the driver reopen the stream after the event before that one
+(``rewind``): the replay brings the stored event that did not come. Each gap
+is checked once: what is still missing was live-only.
 """
 
 from __future__ import annotations
@@ -41,6 +50,10 @@ __all__ = ["STEP_READ_TIMEOUT", "V3Wire"]
 STEP_READ_TIMEOUT = 2.0
 # The states a writer read looks back over: the server may be a few steps ahead.
 HISTORY_READ_LIMIT = 10
+
+# The methods a server stores for a replay: those of the stream modes a run asks for.
+# Others (``lifecycle``, ``custom:<name>``) are sent live only.
+_REPLAYED = frozenset({"values", "updates", "messages", "custom", "tasks", "checkpoints", "debug"})
 
 # An accepted event: its method and params.
 Event = tuple[str, dict[str, Any]]
@@ -91,6 +104,13 @@ class V3Wire:
         self._step_reads = True
         # The same for the history reads that name a message the server ran past.
         self._writer_reads = True
+        # For a gap in the seq: the frame ids of the last two events delivered,
+        # whether the last is live-only, the highest seq whose gap was checked,
+        # and the id to reopen the stream after.
+        self._ids: tuple[str | None, str | None] = (None, None)
+        self._live_only = False
+        self._gap_checked = 0
+        self._rewind: str | None = None
 
     @property
     def interrupts(self) -> list[tuple[Namespace, Interrupt]]:
@@ -100,6 +120,10 @@ class V3Wire:
         if after is not None and after.seq is not None:
             self._last_seq = after.seq
             self._cursor = after.event_id
+
+    def rewind(self) -> str | None:
+        id_, self._rewind = self._rewind, None
+        return id_
 
     def mark(self) -> tuple[str | None, int]:
         return None, self._last_seq
@@ -132,12 +156,29 @@ class V3Wire:
         if isinstance(seq, int):
             if seq <= self._last_seq:
                 return None
+            if seq > self._last_seq + 1 and self._lost_live(seq):
+                return None
             self._last_seq = seq
         if not self._attempts.feed(_fingerprint(frame.data)):
             return None
         params = envelope.get("params")
+        method = str(envelope.get("method"))
+        self._ids = (self._ids[1], frame.id)
+        self._live_only = method not in _REPLAYED
         # Parsed JSON: an object is a dict (and ``isinstance(_, dict)`` skips the ABC check).
-        return (str(envelope.get("method")), params if isinstance(params, dict) else {}), new
+        return (method, params if isinstance(params, dict) else {}), new
+
+    def _lost_live(self, seq: int) -> bool:
+        """Whether the events before ``seq`` that did not come may be a stored one
+        dropped on its live way (see the module docstring): the gap follows a
+        live-only event, and was not checked yet. Then ``rewind`` names the
+        frame to reopen after: the event's before that one."""
+        before, last = self._ids
+        if not self._live_only or seq <= self._gap_checked or before is None or last is None:
+            return False
+        self._gap_checked = seq
+        self._rewind = before
+        return True
 
     def prepare(self, event: Event) -> Prepare | None:
         if not self._step_reads:

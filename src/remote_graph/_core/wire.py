@@ -78,6 +78,12 @@ class Wire(Protocol):
         """
         ...
 
+    def rewind(self) -> str | None:
+        """After ``accept`` returned ``None``: the frame id to reopen the stream
+        after, when the frames show the server dropped a stored event on its live
+        way (``v3_wire``), else ``None``. Asking clears it."""
+        ...
+
     def prepare(self, event: Any) -> Prepare | None:
         """A conversation to run before ``event`` converts, or ``None`` (the usual case)."""
         ...
