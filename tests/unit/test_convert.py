@@ -357,12 +357,41 @@ def test_a_lost_end_is_made_before_the_event_after_the_parents_update() -> None:
     assert c.convert("lifecycle", lifecycle("completed", SUB)) == []  # too late: already ended
 
 
-def test_an_update_of_a_node_running_two_subgraphs_ends_neither() -> None:
+def test_an_update_of_a_node_running_two_subgraphs_ends_neither_the_parents_state_ends_both() -> None:
     c = WireConverter()
     c.convert("lifecycle", started(("sub:1",)))
     c.convert("lifecycle", started(("sub:2",)))
-    c.convert("updates", params({"sub": {"x": 1}}))
+    assert [p["type"] for p in c.convert("updates", params({"sub": {"x": 1}}))] == ["updates"]
+    after = c.convert("values", params(STATE))
+    assert [(p["type"], p["data"].get("id")) for p in after] == [("tasks", "1"), ("tasks", "2"), ("values", None)]
+
+
+def test_without_updates_a_lost_end_is_made_before_the_parents_next_state() -> None:
+    # A module without UpdatesTransformer: the parent's state is what follows a subgraph's end.
+    c = WireConverter()
+    c.convert("lifecycle", started(SUB))
+    c.convert("lifecycle", started(INNER))
+    c.convert("values", params(STATE, INNER))
+    after_inner = c.convert("values", params(STATE, SUB))  # INNER's end did not come
+    assert [(p["type"], p["ns"], p["data"].get("id")) for p in after_inner] == [
+        ("tasks", SUB, "61b2"),
+        ("values", SUB, None),
+    ]
+    assert c.convert("lifecycle", lifecycle("completed", SUB))[0]["data"]["id"] == "0c01"  # on time
     assert [p["type"] for p in c.convert("values", params(STATE))] == ["values"]
+
+
+def test_a_parents_state_leaves_a_paused_subgraph_open() -> None:
+    c = WireConverter()
+    c.convert("lifecycle", started(SUB))
+    c.convert("lifecycle", started(("other:5e",)))
+    c.convert("updates", params({"__interrupt__": [{"value": "sub?", "id": "c6b3"}]}, SUB))
+    # Its sibling finished: ended. The paused one is the run's end's to close.
+    after = c.convert("values", params(STATE))
+    assert [(p["type"], p["data"].get("id")) for p in after] == [("tasks", "5e"), ("values", None)]
+    paused = {**params(STATE), "interrupts": [{"value": "sub?", "id": "c6b3"}]}
+    assert [p["type"] for p in c.convert("values", paused)] == ["values"]
+    assert [p["data"]["id"] for p in c.finish(interrupted=True)] == ["0c01"]
 
 
 def test_a_completed_run_closes_the_subgraphs_whose_end_was_lost() -> None:

@@ -17,7 +17,8 @@ every projection exactly as they do locally. What JSON lost is rebuilt here:
   sends a subgraph's start right after the subgraph's first event, and its
   end right after the parent's update for the node it ran in: a start not
   there by the subgraph's second event is made there, an end not there by
-  the next event is made before it, and a completed run closes what is left;
+  the next event is made before it (without updates on the wire, before the
+  parent's next state), and a completed run closes what is left;
 * message routing: ``messages`` events carry no metadata, so each namespace's
   current message gets a stable routing key, and the node the thread's state
   says the step runs (``steps.step_node``, asked for by the driver through
@@ -108,6 +109,8 @@ class WireConverter:
             self._forwarded.append({"type": method, "ns": ns, "data": data})
             return []
         lost_ends = self._lost_ends(method, data)
+        if method == "values" and self._open:
+            lost_ends += self._ended_by_state(ns, params)
         returned, parts = self._convert(method, ns, params, data)
         if ns and method != "lifecycle":
             parts = [*self._unannounced(ns), *parts]
@@ -338,6 +341,19 @@ class WireConverter:
             if len(running) == 1:
                 ending.append(running[0])
         return ending
+
+    def _ended_by_state(self, ns: Namespace, params: Mapping[str, Any]) -> list[Part]:
+        """Ends for the subgraphs directly under ``ns`` still open when its state
+        comes: the step they ran in is over, and their end was lost (a module
+        without ``UpdatesTransformer`` sends no update to tell it by). One
+        paused there is left to the run's end, which closes it as interrupted."""
+        if params.get("interrupts"):
+            return []
+        parts: list[Part] = []
+        for sub_ns in [sub for sub in self._open if sub[:-1] == ns]:
+            if not self._below(sub_ns):
+                parts.extend(self._terminal(sub_ns, "completed", None))
+        return parts
 
     def _lost_ends(self, method: str, data: Any) -> list[Part]:
         """Ends for the subgraphs whose end should have come right before this event
