@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import orjson
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from langgraph.types import Interrupt
 
-from remote_graph._core.actions import Request, Response
+from remote_graph._core.actions import Broken, Request, Response
 from remote_graph._core.classic import CallView, ChunkReader, interrupts_of, task_error, tuples
 from remote_graph._core.classic_wire import ClassicWire
 from remote_graph._core.schema import GraphSchemas, learn_schemas, names_messages
@@ -417,6 +418,29 @@ def test_a_graph_name_the_server_does_not_serve_fails_naming_the_graphs_it_serve
     assert info.value.status == 404 and info.value.code == "unknown_graph"
     # Not learned: a graph deployed later is found by the next call.
     assert not learned.known
+
+
+@pytest.mark.parametrize(
+    "listing",
+    [
+        Response(422, {"detail": [{"loc": ["body", "limit"], "msg": "less than or equal to 100"}]}),
+        Response(500, {"detail": "boom"}),
+        Broken(httpx.ConnectError("refused")),
+    ],
+    ids=["refused-422", "failed-500", "broken"],
+)
+def test_an_unknown_graph_is_named_as_such_when_the_server_does_not_list_its_graphs(listing: Any) -> None:
+    asked: list[Any] = []
+
+    def search(body: Any) -> Any:
+        asked.append(body)
+        return Response(200, []) if body.get("graph_id") else listing
+
+    with pytest.raises(RemoteCommandError, match=r"no graph 'probe'.*it did not list them") as info:
+        converse(learn_schemas("probe", GraphSchemas()), {("POST", "/assistants/search"): search})
+    assert info.value.code == "unknown_graph"
+    # A page every server takes (aegra refuses a limit over 100).
+    assert asked[-1] == {"limit": 100}
 
 
 @pytest.mark.parametrize(

@@ -43,6 +43,19 @@ def test_fork_target_is_sent_where_the_runs_api_reads_it() -> None:
     assert body["checkpoint_id"] == "c1" and body["checkpoint"]["checkpoint_id"] == "c1"
 
 
+def test_going_on_from_the_latest_checkpoint_names_an_empty_checkpoint() -> None:
+    # aegra refuses a run with no input, command or checkpoint (422); every server
+    # reads an empty checkpoint as the thread's latest.
+    p = StartPlan(assistant_id="g", input=None, config={}, options=RunOptions(), stream_mode=("values",))
+    body = p.request("/threads/t", STATE_DONE).json
+    assert body["input"] is None and body["checkpoint"] == {} and "command" not in body
+    # Input, a command or a checkpoint of its own: none is added.
+    with_input = StartPlan(assistant_id="g", input={"x": 1}, config={}, options=RunOptions(), stream_mode=("values",))
+    assert "checkpoint" not in with_input.request("/threads/t", STATE_DONE).json
+    resumed = start(Command(resume="yes"), STATE_ONE).json
+    assert resumed["checkpoint"] == {"__event_streaming_v2": True}  # the v3 marker alone
+
+
 def test_input_on_an_interrupted_thread_is_a_new_pass_not_a_resume() -> None:
     plan_ = plan({"x": 1})
     assert not plan_.needs_state()

@@ -262,6 +262,10 @@ class StartPlan:
         if checkpoint_id is not None:
             # The runs API reads a fork target from the top-level field, as run.start does.
             body["checkpoint_id"] = checkpoint_id
+        elif command is None and run_input is None:
+            # Go on from the thread's latest checkpoint. aegra refuses a run with no
+            # input, command or checkpoint (422); an empty one means the latest on every server.
+            body["checkpoint"] = {}
         o = self.options
         for key, value in (
             ("metadata", o.metadata),
