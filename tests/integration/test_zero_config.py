@@ -187,13 +187,21 @@ def test_probe_the_server_lists_no_transformer_channels(server_url: str) -> None
     )  # ...not its channels
 
 
-def test_probe_what_the_wire_carries_of_nodes_and_returned_messages(server_url: str) -> None:
+def test_probe_what_the_wire_carries_of_nodes_and_returned_messages(
+    server_url: str, request: pytest.FixtureRequest
+) -> None:
     events = _raw_run(server_url, "toolflow", {"messages": [{"type": "human", "content": "what is 1 + 2?"}]})
     methods = [e["method"] for e in events]
     # The module's channel is its own method, at the root only: pushes of the
     # subgraph-scoped transformer (the critic's update) never reach the wire.
     trail = [e for e in events if e["method"] == "custom:node_trail"]
-    assert [e["params"]["data"]["node"] for e in trail] == ["agent", "tools", "agent", "review"]
+    nodes = [e["params"]["data"]["node"] for e in trail]
+    if server_kinds.drops_live_channel_events(request):
+        # Some may be lost live there (test_probe_the_pg_runtime_drops_channel_events).
+        expected = iter(["agent", "tools", "agent", "review"])
+        assert all(node in expected for node in nodes), nodes
+    else:
+        assert nodes == ["agent", "tools", "agent", "review"]
     assert all(e["params"]["namespace"] == [] for e in trail)
     # Message events say nothing of their node; neither do updates, nor is there a tasks event.
     messages = [e for e in events if e["method"] == "messages"]
