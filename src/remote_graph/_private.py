@@ -40,6 +40,8 @@ from langchain_core.language_models._compat_bridge import _iter_protocol_blocks 
 from langchain_core.language_models._compat_bridge import _start_skeleton as start_skeleton
 from langchain_core.language_models._compat_bridge import _to_content_delta as content_delta
 from langchain_core.messages import AIMessageChunk
+from langchain_core.runnables.graph import Edge as DrawableEdge
+from langchain_core.runnables.graph import Graph as DrawableGraph
 from langchain_core.runnables.utils import _RootEventFilter as RootEventFilter
 from langchain_core.tracers.event_stream import _AstreamEventsCallbackHandler as AstreamEventsHandler
 from langchain_core.utils._gateway import GATEWAY_METADATA_RESPONSE_KEY
@@ -113,6 +115,7 @@ __all__ = [
     "attach_projection",
     "claim_channel",
     "convert_to_protocol_event",
+    "drawable_graph",
     "ensure_config",
     "events_handler",
     "gather_chunked_reads",
@@ -718,3 +721,12 @@ def read_held_bytes_first(response: httpx.Response) -> bool:
         return False
     connection._network_stream = _HeldBytesFirst(inner, protocol, transport, sock)
     return True
+
+
+def drawable_graph(remote: Any, answer: Mapping[str, Any]) -> DrawableGraph:
+    """The ``DrawableGraph`` upstream's ``RemoteGraph.get_graph`` makes of a server's
+    drawing (``GET /assistants/{id}/graph``), with its own node builder
+    (``RemoteGraph._get_drawable_nodes``)."""
+    return DrawableGraph(
+        nodes=remote._get_drawable_nodes(answer), edges=[DrawableEdge(**edge) for edge in answer["edges"]]
+    )

@@ -171,6 +171,19 @@ class ThreadCalls:
             for state in pager.take(page, ask[0]):
                 yield state
 
+    def drawing(self, xray: int | bool, params: Any = None) -> Talk[Mapping[str, Any]]:
+        """``get_graph``: the deployed graph's drawing as the server describes it, asked
+        of its assistant by UUID (aegra knows no graph name there; langgraph-api both)."""
+        deployment = self.deployment
+        yield from self.known()
+        assistant = deployment.schemas.assistant_id or deployment.assistant_id
+        query: dict[str, Any] = {"xray": xray, **dict(params or {})}
+        doing = "reading the graph's drawing"
+        path = f"/assistants/{quote(assistant, safe='')}/graph"
+        reply = reply_or_raise((yield Request("GET", path, params=query)), doing)
+        drawing: Mapping[str, Any] = json_body(reply, doing)
+        return drawing
+
     def subgraphs(self, namespace: str | None, recurse: bool) -> Talk[list[tuple[str, RemoteSubgraph]]]:
         """``get_subgraphs``: the deployed graph's subgraphs, by namespace, as the server describes them."""
         deployment = self.deployment

@@ -29,7 +29,7 @@ from remote_graph._core.thread_ids import ThreadIdMap, default_map_thread_id, se
 from remote_graph._deployment import Deployment, TransformerFactory
 from remote_graph._guard import check_config, guard_methods
 from remote_graph._invoke import InvokeCollector, collector_kwargs
-from remote_graph._private import normalize_stream_transformer_factories, reject_v3_invariant_kwargs
+from remote_graph._private import drawable_graph, normalize_stream_transformer_factories, reject_v3_invariant_kwargs
 from remote_graph._schemas import output_model, published, published_model
 from remote_graph._state import ThreadCalls
 from remote_graph._v3 import V3Call
@@ -515,12 +515,12 @@ class RemoteGraph(_UpstreamRemoteGraph):
     ) -> DrawableGraph:
         """The deployed graph's drawing, as the server describes it (``xray``: with its subgraphs').
 
-        A graph name the server does not serve fails with a
-        ``RemoteCommandError`` naming the graphs it serves.
+        Asked of the graph's assistant by its UUID, which every server knows (aegra
+        does not take a graph name there). A graph name the server does not serve
+        fails with a ``RemoteCommandError`` naming the graphs it serves.
         """
         threads = self._threads()
-        threads.sync(headers).run(threads.known())
-        return super().get_graph(config, xray=xray, headers=headers, params=params)
+        return drawable_graph(self, threads.sync(headers).run(threads.drawing(xray, params)))
 
     async def aget_graph(
         self,
@@ -532,8 +532,7 @@ class RemoteGraph(_UpstreamRemoteGraph):
     ) -> DrawableGraph:
         """Async variant of ``get_graph``."""
         threads = self._threads()
-        await threads.async_(headers).run(threads.known())
-        return await super().aget_graph(config, xray=xray, headers=headers, params=params)
+        return drawable_graph(self, await threads.async_(headers).run(threads.drawing(xray, params)))
 
     # --- inside a local parent ------------------------------------------------
 

@@ -14,7 +14,6 @@ import httpx
 import pytest
 
 from remote_graph import RemoteGraph
-from remote_graph.errors import RemoteCommandError
 from remote_graph.pytest_plugin import server_choice
 from remote_graph.testing import AegraServer
 from tests.integration.test_server import GRAPH
@@ -65,14 +64,26 @@ def aegra_url(pytestconfig: pytest.Config, remote_graph_server: str) -> str:
     return remote_graph_server
 
 
-def test_probe_continuing_a_thread_with_no_input_is_refused(aegra_url: str) -> None:
+def test_a_thread_goes_on_from_its_checkpoint_with_no_input_there_too(aegra_url: str) -> None:
     # langgraph-api runs a thread on from its checkpoint with input=None; aegra's
-    # run schema requires an input, a command or a checkpoint, and answers 422.
-    graph = RemoteGraph("linear", url=aegra_url)
-    config = {"configurable": {"thread_id": str(uuid.uuid4())}}
-    assert graph.invoke({"x": 1}, config) == {"x": 20, "log": ["a", "b"]}
-    with pytest.raises(RemoteCommandError, match="Must specify at least one of 'input', 'command', or 'checkpoint'"):
-        graph.invoke(None, config)
+    # run schema requires an input, a command or a checkpoint, and answers 422
+    # (probed raw). The client names an empty checkpoint: the latest, on both.
+    import graphs
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    local = graphs.build_linear().compile(checkpointer=InMemorySaver())
+    remote = RemoteGraph("linear", url=aegra_url)
+    results = []
+    for graph in (local, remote):
+        config = {"configurable": {"thread_id": str(uuid.uuid4())}}
+        paused = graph.invoke({"x": 1, "log": []}, config, interrupt_before=["b"])
+        results.append((paused, graph.invoke(None, config)))
+    assert results[1] == results[0] and results[0][1]["log"] == ["a", "b"]
+    with httpx.Client(base_url=aegra_url, timeout=30) as http:
+        thread = http.post("/threads", json={}).json()["thread_id"]
+        refused = http.post(f"/threads/{thread}/runs/wait", json={"assistant_id": "linear", "input": None})
+        assert refused.status_code == 422
+        assert "Must specify at least one of 'input', 'command', or 'checkpoint'" in refused.text
 
 
 @pytest.mark.timeout(60)

@@ -793,3 +793,27 @@ async def test_send_event_files_an_event_under_the_parent_run() -> None:
     sent = [e async for e in handler.receive_stream]
     assert [e["name"] for e in sent] == ["root", "node", "remote"]
     assert sent[-1]["parent_ids"] == [str(root), str(parent), "remote-root"]
+
+
+def test_drawable_graph_is_what_upstreams_get_graph_makes_of_the_same_answer() -> None:
+    from types import SimpleNamespace
+
+    from langgraph.pregel.remote import RemoteGraph as UpstreamRemoteGraph
+
+    has_internal(UpstreamRemoteGraph, "_get_drawable_nodes", "drawable_graph")
+    answer = {
+        "nodes": [
+            {"id": "__start__", "type": "schema", "data": "__start__"},
+            {"id": "agent", "type": "runnable", "data": {"id": ["x"], "name": "agent"}, "metadata": {"m": 1}},
+            {"id": "__end__", "type": "schema", "data": "__end__"},
+        ],
+        "edges": [
+            {"source": "__start__", "target": "agent"},
+            {"source": "agent", "target": "__end__", "conditional": True},
+        ],
+    }
+    client = SimpleNamespace(assistants=SimpleNamespace(get_graph=lambda **_: answer))
+    upstream = UpstreamRemoteGraph("g", sync_client=client)  # type: ignore[arg-type]
+    theirs = upstream.get_graph()
+    ours = _private.drawable_graph(upstream, answer)
+    assert ours.nodes == theirs.nodes and ours.edges == theirs.edges

@@ -329,6 +329,24 @@ def test_a_handoff_whose_error_event_was_lost_reads_its_error_from_the_thread() 
     assert server.trail()[-2:] == [("GET", f"{THREAD}/state"), ("GET", THREAD)]
 
 
+def test_a_handoff_whose_error_event_says_only_its_type_reads_its_command_from_the_run_record() -> None:
+    # aegra streams "<type>: execution failed" and keeps the error's own message on the run's record.
+    w = Wire().metadata().event("values", {"x": 1}, interrupts=[])
+    w.raw("error", {"error": "ParentCommand", "message": "ParentCommand: execution failed"}, frame_id=None)
+    command = "Command(update={'entries': ['handed-off']}, goto='b')"
+    server = FakeServer(
+        w.frames,
+        rest={
+            ("GET", RUN): Response(200, {"status": "error", "error_message": command}),
+            ("GET", f"{THREAD}/state"): Response(
+                200, {"values": {}, "tasks": [{"id": "t", "name": "b", "error": None}]}
+            ),
+        },
+    )
+    _, out = run(server)
+    assert type(out.error).__name__ == "ParentCommand" and out.error.args == (command,)
+
+
 def test_a_deleted_run_was_cancelled() -> None:
     w = Wire().metadata().event("values", {"x": 1}, interrupts=[])
     # A rollback deleted the run: the stream says so, with no id.
