@@ -570,6 +570,29 @@ def test_a_gap_that_no_replay_fills_is_checked_once() -> None:
     ]
 
 
+def test_a_retried_attempt_checks_its_own_gaps() -> None:
+    # Its seq counts from 1 again: a gap the lost attempt checked at a higher seq
+    # says nothing of the new attempt's.
+    from remote_graph._core.sse import Frame as SSEFrame
+    from remote_graph._core.v3_wire import V3Wire
+
+    def frame(seq: int, method: str, frame_id: str, attempt: int) -> SSEFrame:
+        # Each attempt's events differ: a retried attempt's repeats of delivered ones are dropped.
+        params = {"namespace": [], "data": {"attempt": attempt}}
+        return SSEFrame(method, json.dumps({"type": "event", "method": method, "params": params, "seq": seq}), frame_id)
+
+    wire = V3Wire(THREAD, "agent")
+    for attempt, base in ((1, 100), (2, 200)):
+        wire.attempt(attempt, f"{base}-0")
+        assert wire.accept(frame(1, "values", f"{base + 1}-0", attempt)) is not None
+        assert wire.accept(frame(2, "lifecycle", f"{base + 2}-0", attempt)) is not None
+        assert wire.accept(frame(4, "values", f"{base + 3}-0", attempt)) is None  # seq 3 did not come
+        assert wire.rewind() == f"{base + 1}-0"
+        # Reopened: the replay brings seq 3, or the gap was a live-only event's (once per gap).
+        assert wire.accept(frame(4, "values", f"{base + 3}-0", attempt)) is not None
+        assert wire.rewind() is None
+
+
 # --- lost connections -------------------------------------------------------------------------------------
 
 

@@ -139,6 +139,7 @@ class V3Wire:
         if self._attempts.begin(number) and after_cursor:
             # The frames after it are the new attempt's, its seq counted from 1.
             self._last_seq = 0
+            self._gap_checked = 0
 
     def accept(self, frame: Frame) -> tuple[Event, bool] | None:
         """Events are told apart by their protocol ``seq``; one without a seq is
