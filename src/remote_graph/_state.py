@@ -172,16 +172,22 @@ class ThreadCalls:
                 yield state
 
     def drawing(self, xray: int | bool, params: Any = None) -> Talk[Mapping[str, Any]]:
-        """``get_graph``: the deployed graph's drawing as the server describes it, asked
-        of its assistant by UUID (aegra knows no graph name there; langgraph-api both)."""
+        """``get_graph``: the deployed graph's drawing as the server describes it.
+
+        Asked as upstream asks it, by the name the graph was given (langgraph-api
+        draws a graph name's default assistant, the one its runs use); a server
+        that knows no such assistant (aegra takes no graph name there) is asked
+        for the assistant the graph's name was found as.
+        """
         deployment = self.deployment
         yield from self.known()
-        assistant = deployment.schemas.assistant_id or deployment.assistant_id
         query: dict[str, Any] = {"xray": xray, **dict(params or {})}
         doing = "reading the graph's drawing"
-        path = f"/assistants/{quote(assistant, safe='')}/graph"
-        reply = reply_or_raise((yield Request("GET", path, params=query)), doing)
-        drawing: Mapping[str, Any] = json_body(reply, doing)
+        reply = yield Request("GET", f"/assistants/{quote(deployment.assistant_id, safe='')}/graph", params=query)
+        found = deployment.schemas.assistant_id
+        if isinstance(reply, Response) and reply.status == 404 and found and found != deployment.assistant_id:
+            reply = yield Request("GET", f"/assistants/{quote(found, safe='')}/graph", params=query)
+        drawing: Mapping[str, Any] = json_body(reply_or_raise(reply, doing), doing)
         return drawing
 
     def subgraphs(self, namespace: str | None, recurse: bool) -> Talk[list[tuple[str, RemoteSubgraph]]]:

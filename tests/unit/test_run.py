@@ -593,6 +593,23 @@ def test_a_retried_attempt_checks_its_own_gaps() -> None:
         assert wire.rewind() is None
 
 
+def test_a_live_only_event_after_a_gap_is_delivered_not_replayed() -> None:
+    # A named channel's push, then the update it goes with, lost live, then the
+    # next push: no replay brings a push back, so it is delivered.
+    from remote_graph._core.sse import Frame as SSEFrame
+    from remote_graph._core.v3_wire import V3Wire
+
+    def frame(seq: int, method: str, frame_id: str) -> SSEFrame:
+        params = {"namespace": [], "data": {"seq": seq}}
+        return SSEFrame(method, json.dumps({"type": "event", "method": method, "params": params, "seq": seq}), frame_id)
+
+    wire = V3Wire(THREAD, "agent")
+    assert wire.accept(frame(1, "values", "1-0")) is not None
+    assert wire.accept(frame(2, "custom:trail", "2-0")) is not None
+    assert wire.accept(frame(4, "custom:trail", "3-0")) is not None  # seq 3 (an update) did not come
+    assert wire.rewind() is None
+
+
 # --- lost connections -------------------------------------------------------------------------------------
 
 

@@ -724,6 +724,11 @@ class RunDriver:
         if isinstance(record, Mapping) and record.get("status") == "timeout":
             error: BaseException = RemoteTimeoutError(f"the server stopped run {self.run_id}: it ran past its timeout")
         else:
+            kept_message = record.get("error_message") if isinstance(record, Mapping) else None
+            if wire_error is not None and isinstance(kept_message, str) and kept_message:
+                # aegra's error frame says "<type>: execution failed" and its run's
+                # record keeps the error's own message (a handoff's command is only there).
+                wire_error = {**wire_error, "message": kept_message}
             reply = yield Request("GET", f"{self._thread_path}/state")
             state = reply.body if not isinstance(reply, Broken) and reply.status == 200 else None
             if wire_error is None and not names_its_failure(state):
@@ -734,11 +739,6 @@ class RunDriver:
                 thread = reply.body if not isinstance(reply, Broken) and reply.status == 200 else None
                 kept = thread.get("error") if isinstance(thread, Mapping) else None
                 wire_error = kept if isinstance(kept, Mapping) else self._stream_error
-            kept_message = record.get("error_message") if isinstance(record, Mapping) else None
-            if isinstance(wire_error, Mapping) and isinstance(kept_message, str) and kept_message:
-                # aegra streams "<type>: execution failed" and keeps the error's own
-                # message on the run's record (a handoff's command is only there).
-                wire_error = {**wire_error, "message": kept_message}
             error = failure_from_state(state, wire_error, max_error_types=self.limits.max_error_types)
         for part in self.wire.finish(interrupted=False):
             yield part

@@ -17,10 +17,11 @@ A server may drop an event on its live way: langgraph-runtime-pg tells events
 apart by their id, gives a live-only event (``lifecycle``, a module's
 ``custom:<name>`` channel) one from its clock, and drops the later of two with
 the same id. The ``seq`` shows it: a live stream has no gaps, and a replay's
-gaps are where the live-only events were. So a gap right after a live-only
-event makes the driver reopen the stream after the event before that one
-(``rewind``): the replay brings the stored event that did not come. Each gap
-is checked once: what is still missing was live-only.
+gaps are where the live-only events were. So a stored event that comes after
+a gap right after a live-only event makes the driver reopen the stream after
+the event before that one (``rewind``): the replay brings the stored event
+that did not come. Each gap is checked once: what is still missing was
+live-only. (A live-only event after the gap is delivered: no replay brings it.)
 """
 
 from __future__ import annotations
@@ -139,7 +140,10 @@ class V3Wire:
         if self._attempts.begin(number) and after_cursor:
             # The frames after it are the new attempt's, its seq counted from 1.
             self._last_seq = 0
+            # Nor does a gap of the new attempt reopen into the lost one's frames.
             self._gap_checked = 0
+            self._ids = (None, None)
+            self._live_only = False
 
     def accept(self, frame: Frame) -> tuple[Event, bool] | None:
         """Events are told apart by their protocol ``seq``; one without a seq is
@@ -154,28 +158,32 @@ class V3Wire:
             return None
         seq = envelope.get("seq")
         new = isinstance(seq, int)
+        method = str(envelope.get("method"))
         if isinstance(seq, int):
             if seq <= self._last_seq:
                 return None
-            if seq > self._last_seq + 1 and self._lost_live(seq):
+            if seq > self._last_seq + 1 and self._lost_live(seq, method):
                 return None
             self._last_seq = seq
         if not self._attempts.feed(_fingerprint(frame.data)):
             return None
         params = envelope.get("params")
-        method = str(envelope.get("method"))
         self._ids = (self._ids[1], frame.id)
         self._live_only = method not in _REPLAYED
         # Parsed JSON: an object is a dict (and ``isinstance(_, dict)`` skips the ABC check).
         return (method, params if isinstance(params, dict) else {}), new
 
-    def _lost_live(self, seq: int) -> bool:
+    def _lost_live(self, seq: int, method: str) -> bool:
         """Whether the events before ``seq`` that did not come may be a stored one
         dropped on its live way (see the module docstring): the gap follows a
         live-only event, and was not checked yet. Then ``rewind`` names the
-        frame to reopen after: the event's before that one."""
+        frame to reopen after: the event's before that one. Not when event
+        ``seq`` (``method``) is live-only itself: the replay would not bring it
+        back, and it is delivered rather than the one lost."""
         before, last = self._ids
-        if not self._live_only or seq <= self._gap_checked or before is None or last is None:
+        if not self._live_only or method not in _REPLAYED or seq <= self._gap_checked:
+            return False
+        if before is None or last is None:
             return False
         self._gap_checked = seq
         self._rewind = before
