@@ -137,7 +137,9 @@ def test_events_of_a_kind_the_client_does_not_know_pass_as_raw_events_and_are_no
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
-        assert peak < count * 1000 / 4, f"{peak} bytes held for {count} events of 1 kB"
+        # Holding them would take over 5 MB. A read brings what the transport
+        # had: about 1 MB at the peak on a quiet machine, 1.25 MB seen on a loaded one.
+        assert peak < count * 1000 / 2, f"{peak} bytes held for {count} events of 1 kB"
 
 
 @pytest.mark.timeout(60)
