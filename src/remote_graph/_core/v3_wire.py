@@ -35,6 +35,7 @@ from langgraph.types import Interrupt
 
 from remote_graph._core.actions import Request, Response
 from remote_graph._core.attempts import AttemptFilter
+from remote_graph._core.commands import _V3_STREAM_MODES
 from remote_graph._core.convert import WireConverter
 from remote_graph._core.cursor import id_after
 from remote_graph._core.join import RunCursor
@@ -54,7 +55,7 @@ HISTORY_READ_LIMIT = 10
 
 # The methods a server stores for a replay: those of the stream modes a run asks for.
 # Others (``lifecycle``, ``custom:<name>``) are sent live only.
-_REPLAYED = frozenset({"values", "updates", "messages", "custom", "tasks", "checkpoints", "debug"})
+_REPLAYED = frozenset(_V3_STREAM_MODES)
 
 # An accepted event: its method and params.
 Event = tuple[str, dict[str, Any]]
