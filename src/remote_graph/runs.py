@@ -48,7 +48,7 @@ class _Run:
     # As the caller named it, and the server thread it maps to.
     thread_id: str
     server_thread: str
-    kind: Kind
+    kind: Kind | None
     # A classic run's stream modes as the caller gave them to ``start`` (``None``: not known here).
     stream_mode: str | Sequence[str] | None
     subgraphs: bool
@@ -75,8 +75,11 @@ class _HandleBase:
         return self._run.thread_id
 
     @property
-    def kind(self) -> Kind:
-        """``"v3"`` for a run started for a v3 run stream, ``"classic"`` for ``stream_mode`` chunks."""
+    def kind(self) -> Kind | None:
+        """``"v3"`` for a run started for a v3 run stream, ``"classic"`` for
+        ``stream_mode`` chunks; ``None`` for a run found on a server whose run
+        records keep neither (aegra): ``join`` then reads a v3 run stream unless
+        given a ``stream_mode``."""
         return self._run.kind
 
     @property
@@ -94,7 +97,7 @@ class _HandleBase:
         return conversation(run.server_thread, run.run_id, shown_thread=run.thread_id, **options)
 
     def _join_kwargs(self, after: str | None, stream_mode: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
-        if self.kind == "v3":
+        if self.kind == "v3" or (self.kind is None and stream_mode is None):
             return {"thread_id": self.thread_id, "after": after, "version": "v3", **kwargs}
         mode = stream_mode if stream_mode is not None else self._run.stream_mode
         return {"thread_id": self.thread_id, "after": after, "version": "v1", "stream_mode": mode, **kwargs}

@@ -15,6 +15,13 @@ server dropped, so this is a divergence of that server, kept on purpose
 (README, "Divergences from local"): the conformance scenarios compare everything
 else, and ``test_probe_sends_in_chain_end_outputs_arrive_as_the_server_writes_them``
 pins what each server sends.
+
+aegra (``--remote-graph-server=aegra``) keeps no run arguments on a run's record
+(no ``kwargs``; its ``config`` loses the configurable): nothing tells a v3 run
+from a classic one there, or names the stream modes a run streams, so a join
+cannot refuse one of the wrong kind (``test_aegra_server.py``'s probe). It calls
+a run that paused for input ``interrupted``, as a cancelled one; langgraph-api
+calls it ``success``. The client reads either as ``RunStatus.INTERRUPTED``.
 """
 
 from __future__ import annotations
@@ -57,3 +64,13 @@ def _null_sends(output: Any) -> Any:
     if isinstance(output, dict):
         return {key: _null_sends(item) for key, item in output.items()}
     return output
+
+
+def keeps_run_arguments(config: pytest.Config) -> bool:
+    """Whether the session's server keeps a run's arguments (kind, stream modes) on its record."""
+    return bool(config.getoption("--remote-graph-server") != "aegra")
+
+
+def paused_run_status(config: pytest.Config) -> str:
+    """The session's server's own status word for a run that paused for input."""
+    return "interrupted" if config.getoption("--remote-graph-server") == "aegra" else "success"

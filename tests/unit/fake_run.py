@@ -25,6 +25,7 @@ ids that repeat within a "millisecond" as on the in-memory server.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +61,8 @@ def sse(event: str, data: Any, frame_id: str | None) -> Frame:
 
 
 _NEXT = object()
+# What a Redis-backed server takes as a Last-Event-ID: a stream id.
+_REDIS_ID = re.compile(r"\d+-\d+")
 
 
 class Wire:
@@ -280,7 +283,7 @@ class FakeServer:
             i
             for i, f in enumerate(self.frames[: self.produced])
             # Redis refuses a Last-Event-ID that is no stream id: that replay comes back empty.
-            if f.id is not None and stream_order(last_event_id)[0] >= 0 and id_after(f.id, last_event_id)
+            if f.id is not None and _REDIS_ID.fullmatch(last_event_id) and id_after(f.id, last_event_id)
         ]
 
     def answer(self, action: Any) -> Any:

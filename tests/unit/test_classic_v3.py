@@ -235,6 +235,10 @@ def test_a_join_from_a_cursor_takes_the_format_the_cursor_was_made_in() -> None:
     v3 = _wire()
     v3.joined(RunCursor("r1", "1-0", "2-0", 7, None))
     assert isinstance(v3.chosen, V3Wire) and v3.mark() == (None, 7)
+    # A v3 run stream read from classic modes (aegra) gave out a counted cursor of a v3 stream.
+    counted = _wire()
+    counted.joined(RunCursor("r1", "1-0", "2-0", None, 2, "v3"))
+    assert isinstance(counted.chosen, ClassicV3Wire) and counted.mark() == ("2-0", 2)
 
 
 def _v3_frame(seq: int, method: str, data: Any) -> tuple[str, Any]:

@@ -274,6 +274,14 @@ def test_in_memory_ids_keep_their_order_and_every_id_sorts_after_the_start() -> 
         assert id_after(frame_id, FROM_START) and frame_id > FROM_START
 
 
-def test_ids_that_are_not_stream_ids_sort_as_text_before_stream_ids() -> None:
+def test_aegra_ids_sort_by_their_number_where_text_would_not() -> None:
+    # aegra's ids are ``<run_id>_event_<n>``, not zero-padded: as text ``event_10`` sorts before ``event_9``.
+    run = "6a4e00e4-f58d-4c25-bf47-fdfb238b7511"
+    assert id_after(f"{run}_event_11", f"{run}_event_9") and not id_after(f"{run}_event_9", f"{run}_event_11")
+    assert not id_after(f"{run}_event_9", f"{run}_event_9")
+    assert id_after(f"{run}_event_1", FROM_START)
+
+
+def test_other_ids_sort_as_text_between_their_numbers() -> None:
     assert id_after("b", "a") and not id_after("a", "b") and not id_after("a", "a")
-    assert id_after("1796018881840-0", "zz") and not id_after("1-x", "1-0")
+    assert id_after("frame-b2", "frame-a10") and id_after("frame-a10", "frame-a9")

@@ -16,10 +16,10 @@ from remote_graph._core.actions import Broken, Request, Response
 from remote_graph._core.classic import CallView, ChunkReader
 from remote_graph._core.classic_wire import ClassicWire
 from remote_graph._core.cursor import FROM_START
-from remote_graph._core.join import JoinFrom, RunCursor, refusal
+from remote_graph._core.join import JoinFrom, RunCursor, refusal, run_kind
 from remote_graph._core.replay import RepeatFilter
 from remote_graph._core.run import RunDriver
-from remote_graph._core.run_records import RunRecord, read_run, wait_run
+from remote_graph._core.run_records import RunRecord, cancel_run, read_run, wait_run
 from remote_graph._core.schema import GraphSchemas
 from remote_graph._core.state import Phase, RunStatus
 from remote_graph.errors import (
@@ -185,9 +185,24 @@ def test_a_cursor_survives_its_string_and_names_its_run() -> None:
     assert text.startswith("rg1.") and RunCursor.decode(text) == cursor and cursor.kind == "v3"
     classic = RunCursor("run-1", FROM_START, "18-0", count=3)
     assert RunCursor.decode(classic.encode()) == classic and classic.kind == "classic"
+    # A v3 run stream read from a server's classic modes counts frames, and is still a v3 one.
+    counted = RunCursor("run-1", FROM_START, "run-1_event_9", count=1, stream="v3")
+    assert RunCursor.decode(counted.encode()) == counted and counted.kind == "v3"
 
 
-@pytest.mark.parametrize("bad", [None, 7, "", "rg1.", "rg1.!!!", "rg2.abc", RunCursor("r", "a", "b").encode()])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        None,
+        7,
+        "",
+        "rg1.",
+        "rg1.!!!",
+        "rg2.abc",
+        RunCursor("r", "a", "b").encode(),
+        RunCursor("r", "a", "b", 1, None, "v4").encode(),
+    ],  # type: ignore[arg-type]
+)
 def test_a_string_that_is_no_cursor_is_refused_naming_it(bad: object) -> None:
     with pytest.raises(RunCursorError, match="after="):
         RunCursor.decode(bad)
@@ -232,6 +247,30 @@ def test_a_run_of_another_assistant_of_the_same_graph_is_joined() -> None:
     )
     out = drive(joiner(server), server)
     assert out.error is None and out.parts == whole(frames, "v3")
+
+
+def test_a_record_that_names_no_graph_is_checked_by_its_assistant() -> None:
+    # aegra's record names the assistant (a UUID), no graph and no run arguments.
+    frames = custom_run(2)
+    assistant = {("GET", "/assistants/a-uuid"): Response(200, {"assistant_id": "a-uuid", "graph_id": "agent"})}
+    server = FakeServer(frames, record={"assistant_id": "a-uuid"}, rest=assistant, produced=EVERYTHING)
+    out = drive(joiner(server), server)
+    assert out.error is None and out.parts == whole(frames, "v3")
+    assert server.trail()[:2] == [LOOK_UP, ("GET", "/assistants/a-uuid")]
+    other = {("GET", "/assistants/a-uuid"): Response(200, {"assistant_id": "a-uuid", "graph_id": "other"})}
+    other[("GET", "/assistants/agent")] = Response(404, {"detail": "Not Found"})
+    server = FakeServer(frames, record={"assistant_id": "a-uuid"}, rest=other)
+    out = drive(joiner(server), server)
+    assert isinstance(out.error, RunMismatchError) and "runs graph 'other'" in str(out.error)
+
+
+def test_a_record_that_keeps_no_run_arguments_refuses_no_join() -> None:
+    # Nothing says which kind of run it was: the join reads the stream as the caller says.
+    record = {"assistant_id": "a-uuid", "config": {"tags": []}, "status": "success", "run_id": RID}
+    assert run_kind(record) is None
+    assert refusal(record, JoinFrom(RID, "v3")) is None
+    assert refusal(record, JoinFrom(RID, "classic", modes=("values",))) is None
+    assert RunRecord.of(record).kind is None and RunRecord.of(record).stream_mode == ()
 
 
 def test_the_kind_of_run_must_match_the_join() -> None:
@@ -366,6 +405,41 @@ def test_a_success_that_paused_for_input_reads_interrupted(last: Any, status: Ru
     with pytest.raises(StopIteration) as done:
         conversation.send(last if isinstance(last, Broken) else Response(200, last))
     assert done.value.value.status is status
+
+
+@pytest.mark.parametrize(
+    ("checkpoints", "status"),
+    [
+        (
+            [{"metadata": {"run_id": RID}, "tasks": [{"id": "t", "interrupts": [{"id": "i", "value": "?"}]}]}],
+            "interrupted",
+        ),
+        ([{"metadata": {"run_id": RID}, "tasks": []}], "cancelled"),
+        # Another run's checkpoint says nothing of this one.
+        ([{"metadata": {"run_id": "other"}, "tasks": [{"id": "t", "interrupts": [{"id": "i"}]}]}], "cancelled"),
+    ],
+    ids=["paused", "cancelled", "another-runs-checkpoint"],
+)
+def test_an_interrupted_run_on_a_server_that_filters_no_history_reads_its_own_checkpoint(
+    checkpoints: list[Any], status: str
+) -> None:
+    # aegra calls a paused run interrupted, as a cancelled one, and answers a
+    # history filtered by metadata with a 500: the thread's newest checkpoints tell.
+    conversation = read_run(TID, RID)
+    next(conversation)
+    action = conversation.send(Response(200, {"run_id": RID, "status": "interrupted"}))
+    assert action == Request("POST", f"/threads/{TID}/history", json={"limit": 1, "metadata": {"run_id": RID}})
+    action = conversation.send(Response(500, {"detail": "unexpected keyword argument 'metadata'"}))
+    assert action == Request("POST", f"/threads/{TID}/history", json={"limit": 20})
+    with pytest.raises(StopIteration) as done:
+        conversation.send(Response(200, checkpoints))
+    assert done.value.value.status == status
+
+
+def test_a_cancel_names_its_wait_flag_as_every_server_reads_it() -> None:
+    # aegra reads ``wait`` as an integer and refuses ``false`` (422).
+    conversation = cancel_run(TID, RID)
+    assert next(conversation) == Request("POST", f"{RUN}/cancel", params={"wait": "0", "action": "interrupt"})
 
 
 def test_waiting_past_the_timeout_fails_naming_the_wait() -> None:

@@ -90,6 +90,14 @@ class Request:
     timeout: float | None = None
 
 
+def cancel_request(run_path: str) -> Request:
+    """The request that cancels the run at ``run_path`` where it is
+    (``action=interrupt``), without waiting for it to stop. ``wait=0``, not
+    ``false``: aegra reads the flag as an integer (and refuses ``false`` with
+    422); langgraph-api reads both as "do not wait"."""
+    return Request("POST", f"{run_path}/cancel", params={"wait": "0", "action": "interrupt"})
+
+
 @dataclass(frozen=True, slots=True)
 class Response:
     """The server's answer.

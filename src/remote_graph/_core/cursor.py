@@ -24,19 +24,23 @@ from remote_graph._core.event_ids import IdAge, SeenIds
 # which refuses ``-1``: "Invalid stream ID", and replays nothing from it).
 FROM_START = "0-0"
 
-_STREAM_ID = re.compile(r"(\d+)-(\d+)", re.ASCII)
+_DIGITS = re.compile(r"(\d+)", re.ASCII)
 
 
-def stream_order(frame_id: str) -> tuple[int, int, str]:
-    """The key that sorts frame ids as the servers do: a Redis stream id
-    (``<ms>-<seq>``) by its numbers (``<ms>-10`` after ``<ms>-9``; the in-memory
-    runtime's ``<ms>-0`` ids sort the same way as text), any other id by its text,
-    before them. Only a join's first frame is checked this way; repeats and
-    resumes never compare ids (``event_ids``)."""
-    match = _STREAM_ID.fullmatch(frame_id)
-    if match is None:
-        return -1, -1, frame_id
-    return int(match[1]), int(match[2]), ""
+def stream_order(frame_id: str) -> tuple[tuple[int, int, str], ...]:
+    """The key that sorts one stream's frame ids as the servers do: each run of
+    digits by its number, the text between by itself. A Redis stream id
+    (``<ms>-<seq>``) sorts by its two numbers (``<ms>-10`` after ``<ms>-9``),
+    aegra's ``<run_id>_event_<n>`` by its ``n`` (``event_10`` after
+    ``event_9``, where text puts it before), and the in-memory runtime's
+    ``<ms>-0`` as text would. Only a join's first frame and a v3 cursor's
+    attempt are checked this way; repeats and resumes never compare ids
+    (``event_ids``)."""
+    return tuple(
+        (0, int(part), part) if index % 2 else (1, 0, part)
+        for index, part in enumerate(_DIGITS.split(frame_id))
+        if part or index % 2
+    )
 
 
 def id_after(frame_id: str, other: str) -> bool:

@@ -50,6 +50,9 @@ class RunCursor:
         seq: A v3 event's protocol ``seq`` (``None`` for a classic run).
         count: For a classic run: how many frames with ``event_id`` were
             delivered, the event's own included (``None`` for a v3 run).
+        stream: The kind of stream that gave the cursor out, where its
+            fields do not tell: a v3 run stream read from a server's classic
+            modes (aegra) counts frames, as classic chunks do.
     """
 
     run_id: str
@@ -57,14 +60,20 @@ class RunCursor:
     event_id: str
     seq: int | None = None
     count: int | None = None
+    stream: Kind | None = None
 
     @property
     def kind(self) -> Kind:
+        """The kind of stream that gave the cursor out: only a join of the same kind takes it."""
+        if self.stream is not None:
+            return self.stream
         return "v3" if self.seq is not None else "classic"
 
     def encode(self) -> str:
         """The cursor as an opaque string, safe to store and to put in a URL."""
-        fields = [self.run_id, self.resume_from, self.event_id, self.seq, self.count]
+        fields: list[object] = [self.run_id, self.resume_from, self.event_id, self.seq, self.count]
+        if self.stream is not None:
+            fields.append(self.stream)
         return _PREFIX + base64.urlsafe_b64encode(orjson.dumps(fields)).decode().rstrip("=")
 
     @classmethod
@@ -83,13 +92,14 @@ class RunCursor:
             fields = None
         if (
             isinstance(fields, list)
-            and len(fields) == 5
+            and len(fields) in (5, 6)
             and all(isinstance(value, str) and value for value in fields[:3])
             and (isinstance(fields[3], int)) != (isinstance(fields[4], int))
-            and all(value is None or isinstance(value, int) and value >= 0 for value in fields[3:])
+            and all(value is None or isinstance(value, int) and value >= 0 for value in fields[3:5])
+            and fields[5:] in ([], ["v3"], ["classic"])
         ):
-            run_id, resume_from, event_id, seq, count = fields
-            return cls(run_id, resume_from, event_id, seq, count)
+            run_id, resume_from, event_id, seq, count, *stream = fields
+            return cls(run_id, resume_from, event_id, seq, count, stream[0] if stream else None)
         raise RunCursorError(f"after= is not a cursor a run stream gave out (it is damaged): {_shown(text)}")
 
 
@@ -117,8 +127,12 @@ class JoinFrom:
     subgraphs: bool = False
 
 
-def run_kind(record: Mapping[str, Any]) -> Kind:
-    """Which kind of run a run record describes: a v3 run carries the v3 marker in its configurable."""
+def run_kind(record: Mapping[str, Any]) -> Kind | None:
+    """Which kind of run a run record describes: a v3 run carries the v3 marker
+    in its configurable. ``None`` when the record keeps no run arguments
+    (``kwargs``): aegra keeps neither the configurable nor the stream modes."""
+    if not isinstance(record.get("kwargs"), Mapping):
+        return None
     configurable = _configurable(record)
     return "v3" if configurable is not None and configurable.get(_V3_MARKER) else "classic"
 
@@ -149,6 +163,9 @@ def refusal(record: Mapping[str, Any], join: JoinFrom) -> str | None:
     the kind of run and, for a classic join, its stream modes.
     """
     kind = run_kind(record)
+    if kind is None:
+        # Nothing to check against: the join reads the stream as the caller says.
+        return None
     if kind != join.kind:
         if kind == "v3":
             return "it was started as a v3 run stream: join it with version='v3'"

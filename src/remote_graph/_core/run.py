@@ -56,12 +56,22 @@ from urllib.parse import quote
 import orjson
 from langgraph.types import Interrupt
 
-from remote_graph._core.actions import Broken, IOAction, OpenStream, Receive, Request, Response, Sleep, Timeouts
+from remote_graph._core.actions import (
+    Broken,
+    IOAction,
+    OpenStream,
+    Receive,
+    Request,
+    Response,
+    Sleep,
+    Timeouts,
+    cancel_request,
+)
 from remote_graph._core.attempts import attempt_number
 from remote_graph._core.commands import StartPlan
 from remote_graph._core.cursor import FROM_START, ResumeCursor, id_after
 from remote_graph._core.failure import answer_error, failure_from_state, names_its_failure
-from remote_graph._core.join import JoinFrom, RunCursor, graph_of, refusal
+from remote_graph._core.join import JoinFrom, Kind, RunCursor, graph_of, refusal
 from remote_graph._core.limits import Limits
 from remote_graph._core.schema import GraphSchemas, learn_schemas
 from remote_graph._core.sse import SSEDecoder
@@ -258,7 +268,9 @@ class RunDriver:
         # A format that holds frames back may have delivered less than the
         # stream read: the whole replay then, in which the wire drops what came before.
         boundary = self._cursor.last_event_id if event_id == self._cursor.newest else FROM_START
-        return RunCursor(self.run_id, boundary, event_id, seq, count).encode()
+        # A v3 run stream read from classic modes counts frames: its cursor says it is a v3 one.
+        stream: Kind | None = "v3" if seq is None and isinstance(self.wire, V3Formats) else None
+        return RunCursor(self.run_id, boundary, event_id, seq, count, stream).encode()
 
     def detach(self) -> None:
         """Only start the run: the conversation ends once the server accepted it,
@@ -361,12 +373,13 @@ class RunDriver:
             self._fail(answer_error(reply, doing))
         record = reply.body
         graph = graph_of(record)
-        if self.plan.assistant_id not in (record.get("assistant_id"), graph):
+        theirs = record.get("assistant_id")
+        if self.plan.assistant_id not in (theirs, graph) and graph is None and isinstance(theirs, str):
+            # A record that names no graph (aegra's) names its assistant.
+            graph = yield from self._graph_of_assistant(theirs)
+        if self.plan.assistant_id not in (theirs, graph):
             # Another assistant of the same graph is the same graph.
-            path = f"/assistants/{quote(self.plan.assistant_id, safe='')}"
-            reply = yield Request("GET", path)
-            self._check_sent(reply, f"reading assistant {self.plan.assistant_id}")
-            ours = reply.body.get("graph_id") if reply.status == 200 and isinstance(reply.body, Mapping) else None
+            ours = yield from self._graph_of_assistant(self.plan.assistant_id)
             if ours is None or ours != graph:
                 self.follow.on(Signal.REFUSED)
                 self._fail(
@@ -380,6 +393,13 @@ class RunDriver:
             self._fail(RunMismatchError(f"run {join.run_id} cannot be joined so: {why}"))
         self.state.move(RunStatus.RUNNING)
         self.follow.on(Signal.FOUND)
+
+    def _graph_of_assistant(self, assistant_id: str) -> Generator[IOAction | Part, Any, str | None]:
+        """The graph an assistant (id or graph name) runs, or ``None`` when the server does not say."""
+        reply = yield Request("GET", f"/assistants/{quote(assistant_id, safe='')}")
+        self._check_sent(reply, f"reading assistant {assistant_id}")
+        graph = reply.body.get("graph_id") if reply.status == 200 and isinstance(reply.body, Mapping) else None
+        return graph if isinstance(graph, str) else None
 
     def _find_lost_start(self, broken: Broken, sent: Any) -> Conversation:
         """Find the run a start whose answer was lost may have started, and
@@ -761,9 +781,7 @@ class RunDriver:
             return
         if self.run_id is None or (self.state.terminal and not self._orphaned):
             return
-        # ``wait=0``, not ``false``: aegra reads the flag as an integer (and refuses
-        # ``false`` with 422); langgraph-api reads both as "do not wait".
-        reply = yield Request("POST", f"{self.run_path}/cancel", params={"wait": "0", "action": "interrupt"})
+        reply = yield cancel_request(self.run_path)
         if isinstance(reply, Broken):
             logger.warning("could not cancel remote run %s: %s", self.run_id, reply.detail)
             return

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote
 
-from remote_graph._core.actions import Broken, Request, Response
+from remote_graph._core.actions import Broken, Request, Response, cancel_request
 from remote_graph._core.failure import answer_error
 from remote_graph._core.join import Kind, run_kind
 from remote_graph._core.state import RunStatus, status_from_server
@@ -36,8 +36,10 @@ class RunRecord:
         server_status: The server's own word: ``pending``, ``running``,
             ``success``, ``error``, ``timeout`` or ``interrupted`` (cancelled).
         kind: ``"v3"`` for a run started for a v3 run stream, ``"classic"`` for
-            one started for ``stream_mode`` chunks.
-        stream_mode: The stream modes the server streams for it.
+            one started for ``stream_mode`` chunks, ``None`` when the record
+            keeps no run arguments (aegra's).
+        stream_mode: The stream modes the server streams for it (none known
+            when it keeps no run arguments).
         subgraphs: Whether it streams subgraphs' chunks (a classic run).
         created_at: When the server created it (ISO 8601), if it says.
         paused: The run ended paused for input: its last checkpoint has
@@ -46,7 +48,7 @@ class RunRecord:
 
     run_id: str
     server_status: str
-    kind: Kind
+    kind: Kind | None
     stream_mode: tuple[str, ...]
     subgraphs: bool
     created_at: str | None
@@ -117,23 +119,47 @@ def read_run(thread_id: str, run_id: str, *, shown_thread: str | None = None) ->
     return (yield from _pauses(thread_id, [RunRecord.of(reply.body)]))[0]
 
 
+# The thread's newest checkpoints read for a run's last one where history cannot
+# be filtered by run: a paused run is most often the thread's newest.
+_UNFILTERED_PAGE = 20
+
+
 def _pauses(thread_id: str, records: list[RunRecord]) -> Generator[Request, Response | Broken, list[RunRecord]]:
     """``records``, with each success that ended paused for input told apart.
 
-    The server calls a run that paused ``success``; the run's last checkpoint
-    (its metadata names the run) says whether interrupts wait there. The read
-    is a hint: a failed one leaves the record as the server gave it.
+    langgraph-api calls a run that paused ``success``, aegra ``interrupted``
+    (as a cancelled one); the run's last checkpoint (its metadata names the
+    run) says whether interrupts wait there. aegra filters no history by
+    metadata (a 500), so there the run's checkpoint is looked for in the
+    thread's newest ones. The read is a hint: a failed one leaves the record as
+    the server gave it.
     """
     out = []
+    path = f"/threads/{quote(thread_id, safe='')}/history"
     for record in records:
-        if record.server_status == "success":
-            body = {"limit": 1, "metadata": {"run_id": record.run_id}}
-            reply = yield Request("POST", f"/threads/{quote(thread_id, safe='')}/history", json=body)
-            last = reply.body[0] if isinstance(reply, Response) and reply.status == 200 and reply.body else None
-            if isinstance(last, Mapping) and _waits(last):
+        if record.server_status in ("success", "interrupted"):
+            reply = yield Request("POST", path, json={"limit": 1, "metadata": {"run_id": record.run_id}})
+            checkpoints = _checkpoints(reply)
+            if checkpoints is None and isinstance(reply, Response):
+                # The server answered but would not filter (aegra: 500).
+                reply = yield Request("POST", path, json={"limit": _UNFILTERED_PAGE})
+                checkpoints = [c for c in _checkpoints(reply) or () if _run_of(c) == record.run_id]
+            if checkpoints and _waits(checkpoints[0]):
                 record = replace(record, paused=True)
         out.append(record)
     return out
+
+
+def _checkpoints(reply: Response | Broken) -> list[Mapping[str, Any]] | None:
+    """A history read's checkpoints, newest first, or ``None`` when it failed."""
+    if not (isinstance(reply, Response) and reply.status == 200 and isinstance(reply.body, list)):
+        return None
+    return [checkpoint for checkpoint in reply.body if isinstance(checkpoint, Mapping)]
+
+
+def _run_of(checkpoint: Mapping[str, Any]) -> object:
+    metadata = checkpoint.get("metadata")
+    return metadata.get("run_id") if isinstance(metadata, Mapping) else None
 
 
 def _waits(checkpoint: Mapping[str, Any]) -> bool:
@@ -164,7 +190,7 @@ def cancel_run(thread_id: str, run_id: str, *, shown_thread: str | None = None) 
     """Cancel the run if it has not ended (``action=interrupt``: it stops where it is), and read its record."""
     path = _run_path(thread_id, run_id)
     reply = _sent(
-        (yield Request("POST", f"{path}/cancel", params={"wait": "false", "action": "interrupt"})),
+        (yield cancel_request(path)),
         f"while cancelling run {run_id}",
     )
     # 404 or 409: nothing to cancel (the run ended, or never was); the record tells which.

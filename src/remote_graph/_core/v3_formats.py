@@ -96,8 +96,9 @@ class V3Formats:
         self.v3.joined(after)
         self.classic.joined(after)
         if after is not None:
-            # The cursor was made from the run's events: its kind is their format.
-            self._chosen = self.v3 if after.kind == "v3" else self.classic
+            # The cursor was made from the run's events: a protocol seq names
+            # a v3 protocol event, a frame count a classic one.
+            self._chosen = self.v3 if after.seq is not None else self.classic
 
     def mark(self) -> tuple[str | None, int]:
         return self.chosen.mark()
