@@ -58,6 +58,8 @@ SERVER_METADATA = {
     "langgraph_api_version": "0.16.7",
     "created_by": "system",
     "user_id": "",
+    # aegra's own.
+    "user_display_name": "Anonymous User",
 }
 
 
@@ -246,6 +248,8 @@ def test_a_tasks_start_and_result_as_local_has_them() -> None:
     [
         ({"error": "ValueError", "message": "bad value"}, "ValueError", "bad value"),
         ({"error": "Kaput", "message": "An internal error occurred"}, "Kaput", "An internal error occurred"),
+        # aegra names the type under "type".
+        ({"type": "Boom", "message": "kaboom from node"}, "Boom", "kaboom from node"),
         ("Kaput('it broke')", "Kaput", "it broke"),
         ("not a repr", "RemoteRunError", "not a repr"),
     ],

@@ -297,6 +297,10 @@ def test_a_subgraph_tasks_state_is_its_config_or_its_snapshot() -> None:
     (task,) = before_sub.tasks
     assert task.state == {"configurable": {"thread_id": THREAD, "checkpoint_ns": f"sub:{task.id}"}}
     assert snapshot(server_state(before_sub, THREAD), reader()).tasks == before_sub.tasks
+    # aegra sends the subgraph's config as the task's state, not as its checkpoint.
+    aegra = server_state(before_sub, THREAD)
+    aegra["tasks"] = [{**aegra["tasks"][0], "checkpoint": None, "state": {"configurable": task.state["configurable"]}}]
+    assert snapshot(aegra, reader()).tasks == before_sub.tasks
 
 
 def test_a_failed_tasks_error_is_its_repr_as_locally() -> None:
@@ -422,6 +426,38 @@ def test_a_history_page_asks_for_a_checkpoint_and_a_metadata_filter() -> None:
         Script({("POST", f"{PATH}/history"): Response(200, {"not": "a list"})}).run(
             history_page(PATH, CONFIG, reader(), limit=5, before=None, filter=None)
         )
+
+
+def test_a_server_that_filters_no_history_by_metadata_is_read_whole_and_filtered_here() -> None:
+    # aegra answers a metadata filter with a 500; the pages it answers whole are filtered
+    # as a local checkpointer filters, the limit counting what matches.
+    whole = [state(f"c{n:04d}", n) for n in range(250, 0, -1)]
+    for index, item in enumerate(whole):
+        item["metadata"]["source"] = "input" if index % 3 == 0 else "loop"
+
+    def pages(request: Request) -> Response:
+        body = request.json
+        if "metadata" in body:
+            return Response(500, {"detail": "aget_state_history() got an unexpected keyword argument 'metadata'"})
+        start = 0
+        if "before" in body:
+            last = body["before"]["configurable"]["checkpoint_id"]
+            start = next(i for i, item in enumerate(whole) if item["checkpoint"]["checkpoint_id"] == last) + 1
+        return Response(200, whole[start : start + body["limit"]])
+
+    script = Script({})
+    script.answer = lambda request: (script.asked.append(request), pages(request))[1]  # type: ignore[method-assign]
+    page = script.run(history_page(PATH, CONFIG, reader(), limit=90, before=None, filter={"source": "input"}))
+    wanted = [item["checkpoint"]["checkpoint_id"] for item in whole if item["metadata"]["source"] == "input"]
+    assert [s.config["configurable"]["checkpoint_id"] for s in page] == wanted[:90]
+    # The filtered ask, then whole pages of 100 until 90 matched (the third page holds the 90th).
+    assert [request.json.get("metadata") for request in script.asked] == [{"source": "input"}, None, None, None]
+    assert all(request.json["limit"] == HISTORY_PAGE for request in script.asked[1:])
+    script.asked.clear()
+    page = script.run(history_page(PATH, CONFIG, reader(), limit=200, before=None, filter={"source": "input"}))
+    assert [s.config["configurable"]["checkpoint_id"] for s in page] == wanted  # the history's end: a short page
+    nothing = script.run(history_page(PATH, CONFIG, reader(), limit=5, before=None, filter={"source": "fork"}))
+    assert nothing == []
 
 
 def test_history_pages_stop_at_the_limit_or_a_short_page() -> None:

@@ -54,6 +54,8 @@ SERVER_METADATA = frozenset(
         "run_attempt",
         "run_id",
         "user_id",
+        # aegra's.
+        "user_display_name",
     }
 )
 """Keys the server puts into every run's metadata and configurable that a local run has not."""
@@ -307,13 +309,14 @@ class ChunkReader:
 def task_error(error: Any) -> Any:
     """A failed task's error as the exception a local run records.
 
-    The stream carries ``{"error": type name, "message": ...}``; the thread's
-    state the exception's repr. Either becomes a ``RemoteRunError`` named
-    after the remote type (the message of an exception the server will not
-    show is its placeholder; the run's own error is read from the state).
+    The stream carries ``{"error": type name, "message": ...}`` (aegra:
+    ``{"type": type name, ...}``); the thread's state the exception's repr.
+    Either becomes a ``RemoteRunError`` named after the remote type (the
+    message of an exception the server will not show is its placeholder; the
+    run's own error is read from the state).
     """
     if isinstance(error, Mapping):
-        name = error.get("error")
+        name = error.get("error", error.get("type"))
         return remote_exception(name if isinstance(name, str) else None, str(error.get("message", "")))
     if isinstance(error, str):
         return exception_from_repr(error) or remote_exception(None, error)

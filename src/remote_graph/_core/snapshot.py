@@ -120,7 +120,13 @@ def _task(task: Mapping[str, Any], reader: ChunkReader, ns: Namespace) -> Pregel
     name = str(task.get("name", ""))
     nested = task.get("state")
     state: Any = None
-    if isinstance(nested, Mapping):
+    if isinstance(nested, Mapping) and set(nested) == {"configurable"}:
+        # The subgraph's config, as local has it without ``subgraphs=True`` (aegra
+        # sends it so; langgraph-api as the task's ``checkpoint``).
+        config = nested["configurable"]
+        if isinstance(config, Mapping):
+            state = {"configurable": {key: value for key, value in config.items() if value is not None}}
+    elif isinstance(nested, Mapping):
         # A subgraph's own state (``subgraphs=True``), at the task's namespace.
         sub_ns = (*ns, f"{name}:{task.get('id')}")
         state = snapshot(nested, reader, sub_ns)

@@ -109,7 +109,13 @@ def history_page(
     before: Mapping[str, Any] | None,
     filter: Mapping[str, Any] | None,
 ) -> Talk[list[StateSnapshot]]:
-    """One page of ``get_state_history``, newest first (``[]`` for a thread the server does not have)."""
+    """One page of ``get_state_history``, newest first (``[]`` for a thread the server does not have).
+
+    A server that filters no history by metadata (aegra answers 500) is asked
+    for whole pages, filtered here as a local checkpointer filters: every key
+    of ``filter`` equal in the checkpoint's metadata, ``limit`` counting the
+    checkpoints that match.
+    """
     body: dict[str, Any] = {"limit": limit}
     checkpoint = checkpoint_of(config)
     if set(checkpoint) - {"thread_id"}:
@@ -117,14 +123,39 @@ def history_page(
     if before:
         # The server reads ``before`` as a config (a flat checkpoint fails it with a 500).
         body["before"] = {"configurable": checkpoint_of(before)}
-    if filter:
-        body["metadata"] = dict(filter)
     doing = "reading the thread's history"
-    reply = reply_or_raise((yield Request("POST", f"{thread_path}/history", json=body)), doing, allow=(404,))
+    path = f"{thread_path}/history"
+    reply = yield Request("POST", path, json={**body, "metadata": dict(filter)} if filter else body)
+    if filter and isinstance(reply, Response) and reply.status >= 500:
+        return (yield from _filtered_here(path, body, filter, reader))
+    reply = reply_or_raise(reply, doing, allow=(404,))
     if _no_thread(reply, doing):
         return []
-    states = json_body(reply, "reading the thread's history", list)
+    states = json_body(reply, doing, list)
     return [snapshot(state, reader) for state in states if isinstance(state, Mapping)]
+
+
+def _filtered_here(
+    path: str, body: dict[str, Any], filter: Mapping[str, Any], reader: ChunkReader
+) -> Talk[list[StateSnapshot]]:
+    """``history_page``'s page, read in whole pages and filtered here."""
+    doing = "reading the thread's history"
+    limit = body["limit"]
+    found: list[StateSnapshot] = []
+    while len(found) < limit:
+        reply = reply_or_raise((yield Request("POST", path, json={**body, "limit": HISTORY_PAGE})), doing, allow=(404,))
+        if _no_thread(reply, doing):
+            break
+        states = [state for state in json_body(reply, doing, list) if isinstance(state, Mapping)]
+        for state in states:
+            metadata = state.get("metadata")
+            metadata = metadata if isinstance(metadata, Mapping) else {}
+            if all(metadata.get(key) == value for key, value in filter.items()):
+                found.append(snapshot(state, reader))
+        if len(states) < HISTORY_PAGE or not isinstance(states[-1].get("checkpoint"), Mapping):
+            break
+        body = {**body, "before": {"configurable": checkpoint_of({"configurable": states[-1]["checkpoint"]})}}
+    return found[:limit]
 
 
 class HistoryPager:
