@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Generator, Mapping
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -426,6 +427,27 @@ def test_a_history_page_asks_for_a_checkpoint_and_a_metadata_filter() -> None:
         Script({("POST", f"{PATH}/history"): Response(200, {"not": "a list"})}).run(
             history_page(PATH, CONFIG, reader(), limit=5, before=None, filter=None)
         )
+
+
+def test_a_server_without_the_namespace_path_gives_the_subgraph_picked_from_all() -> None:
+    # aegra serves /assistants/{id}/subgraphs but not /subgraphs/{namespace} (404).
+    graph = RemoteGraph("probe", url="http://127.0.0.1:9")
+    graph._schemas.learn(PROBE_SCHEMAS)
+    graph._schemas.assistant_id = "a-uuid"
+    base = "/assistants/a-uuid/subgraphs"
+    every = {"sub": {"graph_id": "probe"}, "sub|gc": {"graph_id": "probe"}}
+    calls = graph._threads()
+    for namespace, recurse, wanted in [
+        ("sub", False, ["sub"]),
+        ("sub|gc", False, []),  # a nested namespace only with recurse, as locally
+        ("sub|gc", True, ["sub|gc"]),
+        ("nope", True, []),
+    ]:
+        script = Script(
+            {("GET", f"{base}/{quote(namespace, safe='')}"): NOT_FOUND, ("GET", base): Response(200, every)}
+        )
+        assert [ns for ns, _ in script.run(calls.subgraphs(namespace, recurse))] == wanted
+        assert script.asked[-1].params == {"recurse": "true"}
 
 
 def test_a_server_that_filters_no_history_by_metadata_is_read_whole_and_filtered_here() -> None:
