@@ -14,6 +14,14 @@ from __future__ import annotations
 
 import pytest
 
+from tests.integration import objects
+from tests.integration.server_kinds import sends_whole_messages_as_chunks
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Every worker compares as its server sends (``objects.WHOLE_MESSAGES``).
+    objects.WHOLE_MESSAGES = sends_whole_messages_as_chunks(config)
+
 
 @pytest.fixture(scope="session")
 def server_url(remote_graph_server: str) -> str:

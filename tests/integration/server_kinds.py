@@ -22,6 +22,15 @@ from a classic one there, or names the stream modes a run streams, so a join
 cannot refuse one of the wrong kind (``test_aegra_server.py``'s probe). It calls
 a run that paused for input ``interrupted``, as a cancelled one; langgraph-api
 calls it ``success``. The client reads either as ``RunStatus.INTERRUPTED``.
+
+aegra sends every message of the ``messages`` stream mode as a chunk, on
+purpose: a whole message a node returned or a model that does not stream made
+comes as an ``AIMessageChunk`` / ``ToolMessageChunk`` (aegra_api's
+``_to_message_chunk``), where local has the ``AIMessage`` / ``ToolMessage``. A
+whole message made one chunk cannot be told from a model's one-chunk stream, so
+the client gives what came; on aegra ``objects()`` compares a chunk as its whole
+message on both sides (``objects.WHOLE_MESSAGES``), and
+``test_aegra_server.py``'s probe pins what aegra sends.
 """
 
 from __future__ import annotations
@@ -74,3 +83,8 @@ def keeps_run_arguments(config: pytest.Config) -> bool:
 def paused_run_status(config: pytest.Config) -> str:
     """The session's server's own status word for a run that paused for input."""
     return "interrupted" if config.getoption("--remote-graph-server") == "aegra" else "success"
+
+
+def sends_whole_messages_as_chunks(config: pytest.Config) -> bool:
+    """Whether the session's server sends a whole message of ``messages`` mode as a chunk."""
+    return bool(config.getoption("--remote-graph-server") == "aegra")

@@ -108,3 +108,27 @@ def test_a_cancel_stops_the_run_there_too(aegra_url: str) -> None:
         # 20 ticks of 0.1 s: a node left running would have ended within about 2 s.
         time.sleep(4)
         assert (http.get(f"/threads/{thread}/state").json().get("values") or {}).get("log") == []
+
+
+def test_probe_a_whole_message_comes_as_a_chunk_in_messages_mode(aegra_url: str) -> None:
+    # bare_agent's model does not stream, and its tool node returns a ToolMessage:
+    # langgraph-api sends both whole ("ai", "tool"), aegra as chunks on purpose. The
+    # client gives what came (a one-chunk stream looks the same), and on aegra the
+    # suite compares a chunk as its whole message (server_kinds.py).
+    with httpx.Client(base_url=aegra_url, timeout=30) as http:
+        thread = http.post("/threads", json={}).json()["thread_id"]
+        body = {
+            "assistant_id": "bare_agent",
+            "input": {"messages": [{"type": "human", "content": "weather?"}]},
+            "stream_mode": ["messages-tuple"],
+        }
+        text = http.post(f"/threads/{thread}/runs/stream", json=body).text
+    types = [
+        json.loads(line.removeprefix("data: "))[0]["type"]
+        for block in text.replace("\r\n", "\n").split("\n\n")
+        if "event: messages" in block
+        for line in block.split("\n")
+        if line.startswith("data: ")
+    ]
+    assert types and set(types) <= {"AIMessageChunk", "ToolMessageChunk"}, types
+    assert "ToolMessageChunk" in types

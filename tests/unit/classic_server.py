@@ -309,13 +309,17 @@ def local_failure(graph: Pregel, input: Any, modes: Sequence[str]) -> tuple[list
     raise AssertionError("the run did not fail")
 
 
-def events_frames(events: Iterable[Mapping[str, Any]], root_mode: str = "updates") -> list[Frame]:
+def events_frames(
+    events: Iterable[Mapping[str, Any]], root_mode: str = "updates", *, aegra: bool = False
+) -> list[Frame]:
     """The frames the server streams for a run asked for ``events`` (and ``root_mode``)
     that yielded ``events`` (a local ``astream_events(version="v2")`` run's).
 
     The server names the root run by its graph id and turns each of the root's
     ``on_chain_stream`` events into a chunk of ``root_mode``; every other event
-    is a frame of its own, with the server's metadata.
+    is a frame of its own, with the server's metadata. aegra (``aegra=True``)
+    also sends the root's stream events, each chunk a ``[mode, payload]`` of the
+    modes it runs the graph with, its own ``debug`` among them.
     """
     wire = Wire().metadata()
     root: Any = None
@@ -326,6 +330,10 @@ def events_frames(events: Iterable[Mapping[str, Any]], root_mode: str = "updates
             root = event["run_id"]
         if event["event"] == "on_chain_stream" and event["run_id"] == root:
             wire.chunk(root_mode, server_json(served(root_mode, event["data"]["chunk"])))
+            if aegra:
+                for chunk in (["debug", {"type": "task_result", "step": index}], [root_mode, event["data"]["chunk"]]):
+                    stream = {**event, "name": "probe", "data": {"chunk": chunk}}
+                    wire.chunk("events", server_json({**stream, "metadata": _metadata(event.get("metadata") or {})}))
             continue
         sent = {**event, "metadata": _metadata(event.get("metadata") or {})}
         if event["run_id"] == root:

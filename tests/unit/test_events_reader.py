@@ -172,6 +172,15 @@ def test_v2_events_are_the_local_runs(interrupts: bool) -> None:
     assert remote[0]["data"]["input"] is input
 
 
+def test_the_roots_stream_events_a_server_sends_are_left_for_its_chunks() -> None:
+    # aegra sends the root's on_chain_stream events as well ([mode, payload] chunks,
+    # its own debug mode among them); the root's chunks come from the run's modes.
+    input = ask()
+    local, _ = local_events(probe_graph(ask=False), input, "v2")
+    remote, error = remote_events(events_frames(local, aegra=True), reader("v2", input))
+    assert error is None and canon(remote) == canon(local)
+
+
 def test_v2_keeps_parent_ids_tags_and_names_and_drops_the_servers_metadata() -> None:
     local, _ = local_events(probe_graph(ask=False), ask(), "v2")
     remote, _ = remote_events(events_frames(local), reader("v2", ask()))

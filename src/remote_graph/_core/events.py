@@ -173,6 +173,12 @@ class EventReader:
                 "parent_ids": [],
             }
         elif root is not None and event.get("run_id") == root["run_id"]:
+            if event["event"] == "on_chain_stream":
+                # aegra sends the root's stream events too, each chunk a
+                # ``[mode, payload]`` of the modes it runs the graph with (its
+                # own ``debug`` among them): they are made from the run's
+                # modes here, as for langgraph-api, which sends none.
+                return None
             event["name"] = self.root_name
             if self.version == "v1" and event["event"] == "on_chain_end":
                 event["data"]["output"] = self._last_chunk
