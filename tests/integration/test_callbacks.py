@@ -283,6 +283,8 @@ def _sends_as_null(tree: Any) -> Any:
 def _null_sends(output: Any) -> Any:
     if isinstance(output, dict) and output.keys() == {"send", "arg"}:
         return None
+    if isinstance(output, str) and output.startswith("Send(node="):
+        return None  # aegra's repr of one
     if isinstance(output, list):
         return [_null_sends(item) for item in output]
     if isinstance(output, dict):
@@ -296,7 +298,7 @@ def test_local_callbacks_equal_remote_callbacks(
 ) -> None:
     local, remote = compare(SCENARIOS[name], flavour, server_url)
     if drops_sends_in_events(request):
-        local = _sends_as_null(local)
+        local, remote = _sends_as_null(local), _sends_as_null(remote)
     assert remote == local
 
 
