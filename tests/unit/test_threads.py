@@ -284,6 +284,37 @@ def test_a_snapshot_is_the_local_graphs(subgraphs: bool) -> None:
     assert snapshot(server_state(local, THREAD), reader()) == local
 
 
+def test_a_subgraphs_snapshot_without_its_checkpoint_map_gets_it_from_its_parents() -> None:
+    # aegra leaves a nested state's checkpoint_map out; its metadata names the parents.
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import START, StateGraph
+    from langgraph.types import interrupt
+    from typing_extensions import TypedDict
+
+    class State(TypedDict):
+        x: int
+
+    inner = StateGraph(State)
+    inner.add_node("ask", lambda state: {"x": interrupt("ok?")})
+    inner.add_edge(START, "ask")
+    outer = StateGraph(State)
+    outer.add_node("inner", inner.compile())
+    outer.add_edge(START, "inner")
+    graph = outer.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": THREAD}}
+    graph.invoke({"x": 1}, config)
+    local = graph.get_state(config, subgraphs=True)
+    nested = next(task.state for task in local.tasks if isinstance(task.state, StateSnapshot))
+    assert "checkpoint_map" in nested.config["configurable"]
+    state = server_state(local, THREAD)
+    for task in state["tasks"]:
+        if task["state"] is not None:
+            for key in ("checkpoint", "parent_checkpoint"):
+                if task["state"][key] is not None:
+                    task["state"][key].pop("checkpoint_map", None)
+    assert snapshot(state, reader()) == local
+
+
 def test_every_snapshot_of_the_history_is_the_local_graphs() -> None:
     graph, config = paused_probe()
     history = list(graph.get_state_history(config))

@@ -104,16 +104,30 @@ def snapshot(state: Mapping[str, Any], reader: ChunkReader, ns: Namespace = ()) 
         return empty_snapshot(checkpoint_config(state.get("checkpoint")))
     tasks = tuple(_task(task, reader, ns) for task in state.get("tasks") or () if isinstance(task, Mapping))
     next_nodes = state.get("next") or ()
+    metadata = state.get("metadata")
     return StateSnapshot(
         values=reader.state(ns, state.get("values") if state.get("values") is not None else {}),
         next=tuple(next_nodes),
-        config=checkpoint_config(state.get("checkpoint")) or cast(RunnableConfig, {"configurable": {}}),
-        metadata=_metadata(state.get("metadata")),
+        config=checkpoint_config(_mapped(state.get("checkpoint"), metadata))
+        or cast(RunnableConfig, {"configurable": {}}),
+        metadata=_metadata(metadata),
         created_at=state.get("created_at"),
-        parent_config=checkpoint_config(state.get("parent_checkpoint")),
+        parent_config=checkpoint_config(_mapped(state.get("parent_checkpoint"), metadata)),
         tasks=tasks,
         interrupts=tuple(i for task in tasks for i in task.interrupts),
     )
+
+
+def _mapped(checkpoint: Any, metadata: Any) -> Any:
+    """A subgraph's checkpoint with its ``checkpoint_map`` (the checkpoint of each
+    namespace down to its own), where the server left it out (aegra): the
+    checkpoint's metadata names its ancestors' (``parents``), as local maps them."""
+    if not isinstance(checkpoint, Mapping) or checkpoint.get("checkpoint_map") or not checkpoint.get("checkpoint_ns"):
+        return checkpoint
+    parents = metadata.get("parents") if isinstance(metadata, Mapping) else None
+    if not isinstance(parents, Mapping) or not parents:
+        return checkpoint
+    return {**checkpoint, "checkpoint_map": {**parents, checkpoint["checkpoint_ns"]: checkpoint.get("checkpoint_id")}}
 
 
 def _task(task: Mapping[str, Any], reader: ChunkReader, ns: Namespace) -> PregelTask:
