@@ -132,3 +132,24 @@ def test_probe_a_whole_message_comes_as_a_chunk_in_messages_mode(aegra_url: str)
     ]
     assert types and set(types) <= {"AIMessageChunk", "ToolMessageChunk"}, types
     assert "ToolMessageChunk" in types
+
+
+def test_probe_supersteps_are_applied_one_update_at_a_time_there(aegra_url: str) -> None:
+    # aegra takes POST /threads with supersteps and applies none (probed raw: the
+    # thread has no checkpoint). The client then writes each update with
+    # update_state, which is local's bulk update where each superstep holds one;
+    # a superstep of several it cannot write so, and says why.
+    from langgraph.types import StateUpdate
+
+    with httpx.Client(base_url=aegra_url, timeout=30) as http:
+        thread = str(uuid.uuid4())
+        body = {"thread_id": thread, "supersteps": [{"updates": [{"values": {"x": 1, "log": []}, "as_node": "a"}]}]}
+        assert http.post("/threads", json=body).status_code == 200
+        assert not (http.get(f"/threads/{thread}/state").json().get("checkpoint") or {}).get("checkpoint_id")
+    graph = RemoteGraph("linear", url=aegra_url)
+    config = {"configurable": {"thread_id": str(uuid.uuid4())}}
+    written = graph.bulk_update_state(config, [[StateUpdate({"x": 3, "log": ["first"]}, "a")]])
+    assert written["configurable"]["checkpoint_id"] and graph.get_state(config).values == {"x": 3, "log": ["first"]}
+    both = [[StateUpdate({"x": 1, "log": []}, "a"), StateUpdate({"log": ["b"]}, "b")]]
+    with pytest.raises(NotImplementedError, match="superstep of several updates"):
+        graph.bulk_update_state({"configurable": {"thread_id": str(uuid.uuid4())}}, both)

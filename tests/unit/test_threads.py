@@ -597,9 +597,8 @@ def test_an_update_the_server_does_not_take_fails(answers: Any, error: type[Exce
 
 
 def test_bulk_update_applies_the_supersteps_and_returns_the_last_checkpoint() -> None:
-    script = Script(
-        {("POST", "/threads"): Response(200, {}), ("GET", f"{PATH}/state"): Response(200, state("c9", 9, parent="c8"))}
-    )
+    after = Response(200, state("c9", 9, parent="c8"))
+    script = Script({("POST", "/threads"): Response(200, {}), ("GET", f"{PATH}/state"): [NOT_FOUND, after]})
     supersteps = [
         [StateUpdate({"count": 1}, "chat")],
         [StateUpdate({"count": 2}, "sub"), StateUpdate({"count": 3}, None)],
@@ -607,7 +606,13 @@ def test_bulk_update_applies_the_supersteps_and_returns_the_last_checkpoint() ->
     ]
     config = script.run(bulk_update(PATH, THREAD, supersteps, schemas=schemas(), assistant_id="probe"))
     assert config == {"configurable": {"checkpoint_id": "c9", "thread_id": THREAD, "checkpoint_ns": ""}}
-    assert script.asked[0].json == {
+    # The thread's checkpoint before and after tells that the server applied them.
+    assert [(r.method, r.path) for r in script.asked] == [
+        ("GET", f"{PATH}/state"),
+        ("POST", "/threads"),
+        ("GET", f"{PATH}/state"),
+    ]
+    assert script.asked[1].json == {
         "thread_id": THREAD,
         "if_exists": "do_nothing",
         "metadata": {"graph_id": "probe"},
@@ -626,9 +631,49 @@ def test_bulk_update_cannot_honour_a_task_id() -> None:
         )
 
 
+def test_a_server_that_ignores_the_supersteps_gets_them_one_update_at_a_time() -> None:
+    # aegra takes POST /threads with supersteps and applies none: the checkpoint does not move.
+    unchanged = Response(200, state("c1", 1))
+    written = [
+        Response(200, {"checkpoint": {"thread_id": THREAD, "checkpoint_ns": "", "checkpoint_id": f"c{n}"}})
+        for n in (2, 3)
+    ]
+    script = Script(
+        {
+            ("POST", "/threads"): Response(200, {}),
+            ("GET", f"{PATH}/state"): unchanged,
+            ("POST", f"{PATH}/state"): written,
+        }
+    )
+    supersteps = [[StateUpdate({"count": 1}, "chat")], [({"count": 2}, None)]]
+    config = script.run(bulk_update(PATH, THREAD, supersteps, schemas=schemas(), assistant_id="probe"))
+    assert config["configurable"]["checkpoint_id"] == "c3"
+    updates = [r.json for r in script.asked if r.path == f"{PATH}/state" and r.method == "POST"]
+    assert updates == [{"values": {"count": 1}, "as_node": "chat"}, {"values": {"count": 2}}]
+    # A superstep of several updates cannot be written so: it fails, naming why.
+    with pytest.raises(NotImplementedError, match="superstep of several updates"):
+        Script({("POST", "/threads"): Response(200, {}), ("GET", f"{PATH}/state"): unchanged}).run(
+            bulk_update(PATH, THREAD, [[({"count": 1}, "a"), ({"count": 2}, "b")]], schemas=schemas(), assistant_id="p")
+        )
+
+
+def test_a_bulk_update_of_nothing_fails_before_anything_is_sent_as_locally() -> None:
+    for supersteps, message in (([], "No supersteps provided"), ([[]], "No updates provided")):
+        with pytest.raises(ValueError, match=message):
+            Script({}).run(bulk_update(PATH, THREAD, supersteps, schemas=schemas(), assistant_id="p"))
+
+
 def test_a_bulk_update_whose_state_names_no_checkpoint_fails() -> None:
-    script = Script({("POST", "/threads"): Response(200, {}), ("GET", f"{PATH}/state"): Response(200, {"values": {}})})
-    with pytest.raises(RemoteProtocolError, match="names no checkpoint"):
+    # Neither the threads API nor the state update wrote a checkpoint the state names.
+    no_checkpoint = Response(200, {"values": {}})
+    script = Script(
+        {
+            ("POST", "/threads"): Response(200, {}),
+            ("GET", f"{PATH}/state"): no_checkpoint,
+            ("POST", f"{PATH}/state"): Response(200, {"checkpoint": None}),
+        }
+    )
+    with pytest.raises(RemoteProtocolError, match="without the checkpoint it wrote"):
         script.run(bulk_update(PATH, THREAD, [[StateUpdate({"count": 1}, None)]], schemas=schemas(), assistant_id="p"))
 
 

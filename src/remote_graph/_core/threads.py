@@ -251,16 +251,54 @@ def bulk_update(
 
     The server applies them through the threads API (``POST /threads`` with
     ``supersteps``), creating the thread when it does not exist, as a local
-    graph starts a thread with its first update.
+    graph starts a thread with its first update. A server that ignores them
+    (aegra: the thread's checkpoint does not move) gets them one update at a
+    time (``update_state``), which is the same where each superstep holds one
+    update; a superstep of several cannot be written so, and fails naming why.
     """
+    # As a local graph refuses them, before anything is sent.
+    if len(supersteps) == 0:
+        raise ValueError("No supersteps provided")
+    if any(len(superstep) == 0 for superstep in supersteps):
+        raise ValueError("No updates provided")
     payload = [{"updates": [_update(update) for update in superstep]} for superstep in supersteps]
+    before = yield from _latest_checkpoint(thread_path)
     yield from _create_thread(thread_id, schemas, assistant_id, payload)
-    reply = reply_or_raise((yield Request("GET", f"{thread_path}/state")), "reading the thread's state")
-    state = json_body(reply, "reading the thread's state")
-    written = checkpoint_config(state.get("checkpoint"))
+    written = yield from _latest_checkpoint(thread_path)
+    if written is None or _checkpoint_id(written) == _checkpoint_id(before):
+        if any(len(step["updates"]) > 1 for step in payload):
+            raise NotImplementedError(
+                "RemoteGraph.bulk_update_state: this server ignored the supersteps (it applies none through its "
+                "threads API), and a superstep of several updates cannot be written one update at a time"
+            )
+        for step in payload:
+            for update in step["updates"]:
+                written = yield from update_state(
+                    thread_path,
+                    thread_id,
+                    {},
+                    update["values"],
+                    update.get("as_node"),
+                    schemas=schemas,
+                    assistant_id=assistant_id,
+                )
     if written is None:
-        raise RemoteProtocolError(f"the thread's state after a bulk update names no checkpoint: {state!r}")
+        raise RemoteProtocolError("the thread's state after a bulk update names no checkpoint")
     return written
+
+
+def _latest_checkpoint(thread_path: str) -> Talk[RunnableConfig | None]:
+    """The config of the thread's latest checkpoint, ``None`` when it has none (or does not exist)."""
+    doing = "reading the thread's state"
+    reply = reply_or_raise((yield Request("GET", f"{thread_path}/state")), doing, allow=(404,))
+    if _no_thread(reply, doing):
+        return None
+    config = checkpoint_config(json_body(reply, doing).get("checkpoint"))
+    return config if _checkpoint_id(config) is not None else None
+
+
+def _checkpoint_id(config: RunnableConfig | None) -> Any:
+    return (config or {}).get("configurable", {}).get("checkpoint_id")
 
 
 def _update(update: Any) -> dict[str, Any]:
