@@ -15,12 +15,20 @@ from __future__ import annotations
 import pytest
 
 from tests.integration import objects
-from tests.integration.server_kinds import sends_whole_messages_as_chunks
+from tests.integration.server_kinds import aegra_gap, sends_whole_messages_as_chunks
 
 
 def pytest_configure(config: pytest.Config) -> None:
     # Every worker compares as its server sends (``objects.WHOLE_MESSAGES``).
     objects.WHOLE_MESSAGES = sends_whole_messages_as_chunks(config)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # A server's known, probed gaps (``server_kinds.AEGRA_GAPS``) skip the tests that meet them.
+    for item in items:
+        reason = aegra_gap(config, item.nodeid)
+        if reason is not None:
+            item.add_marker(pytest.mark.skip(reason=f"aegra: {reason}"))
 
 
 @pytest.fixture(scope="session")

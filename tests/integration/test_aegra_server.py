@@ -153,3 +153,36 @@ def test_probe_supersteps_are_applied_one_update_at_a_time_there(aegra_url: str)
     both = [[StateUpdate({"x": 1, "log": []}, "a"), StateUpdate({"log": ["b"]}, "b")]]
     with pytest.raises(NotImplementedError, match="superstep of several updates"):
         graph.bulk_update_state({"configurable": {"thread_id": str(uuid.uuid4())}}, both)
+
+
+def test_probe_a_run_record_keeps_no_run_arguments_there(aegra_url: str) -> None:
+    # langgraph-api keeps a run's arguments on its record (kwargs: the configurable
+    # with the v3 marker, the stream modes); aegra keeps neither, and names the
+    # assistant but not the graph. A join there checks the graph by the assistant,
+    # cannot refuse a run of the other kind, and a found handle's kind is None.
+    graph = RemoteGraph("slow", url=aegra_url)
+    handle = graph.start({"x": 1, "log": []}, {"configurable": {"thread_id": str(uuid.uuid4())}}, stream_mode="custom")
+    handle.wait(30)
+    with httpx.Client(base_url=aegra_url, timeout=30) as http:
+        record = http.get(f"/threads/{handle.thread_id}/runs/{handle.run_id}").json()
+    assert "kwargs" not in record and "metadata" not in record
+    assert "configurable" not in (record.get("config") or {})
+    assert graph.get_run(handle.run_id, thread_id=handle.thread_id).kind is None
+
+
+@pytest.mark.timeout(60)
+def test_probe_a_busy_threads_multitask_strategy_is_not_honoured_there(aegra_url: str) -> None:
+    # langgraph-api refuses a run on a busy thread with "reject" (409), queues it with
+    # "enqueue" and cancels the first with "interrupt" / "rollback". aegra takes the
+    # strategy and acts on none: the second run starts beside the first. The client
+    # cannot make a server refuse or queue a run, so test_remote.py's strategy tests
+    # are aegra gaps (server_kinds.AEGRA_GAPS).
+    with httpx.Client(base_url=aegra_url, timeout=30) as http:
+        thread = http.post("/threads", json={}).json()["thread_id"]
+        first = http.post(f"/threads/{thread}/runs", json={"assistant_id": "slow", "input": {"x": 10, "log": []}})
+        time.sleep(0.5)
+        body = {"assistant_id": "slow", "input": {"x": 1, "log": []}, "multitask_strategy": "reject"}
+        second = http.post(f"/threads/{thread}/runs", json=body)
+        assert first.status_code == 200 and second.status_code == 200
+        run = first.json()["run_id"]
+        http.post(f"/threads/{thread}/runs/{run}/cancel", params={"wait": "0", "action": "interrupt"})

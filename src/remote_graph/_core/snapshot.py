@@ -71,8 +71,9 @@ def empty_snapshot(config: Mapping[str, Any] | None) -> StateSnapshot:
 def is_empty(state: Mapping[str, Any]) -> bool:
     """Whether a server thread state holds no checkpoint: the answer for a
     checkpoint the server does not have, or (langgraph-api 0.11, where
-    langgraph-api 0.16 answers 404) for a thread that never ran."""
-    return state.get("metadata") is None and state.get("created_at") is None
+    langgraph-api 0.16 answers 404) for a thread that never ran. aegra's has an
+    empty metadata where langgraph-api's has none; a checkpoint always has both."""
+    return not state.get("metadata") and state.get("created_at") is None
 
 
 def _metadata(metadata: Any) -> Any:
