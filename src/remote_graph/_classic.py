@@ -206,15 +206,15 @@ class ClassicCall:
         assert isinstance(wire, ClassicWire)
         # Messages in the caller's input get their ids in place, as a local run gives them.
         wire.reader.idless.extend(m for m in messages_in(input) if m.id is None)
-        tap = CallbackTap.of(ensure_config(deployment.config, config), input, deployment.name)
+        merged = ensure_config(deployment.config, config)
+        tap = CallbackTap.of(merged, input, deployment.name)
         reader = EventReader(
             wire.reader.view,
             version=version,
-            root_name=deployment.name,
+            root_name=str(merged.get("run_name") or deployment.name),
             root_chunks=root_chunks,
             input=input,
             filters=filters,
-            graph_id=deployment.schemas.graph_id or deployment.assistant_id,
             schemas=deployment.schemas,
         )
         return EventsCall(deployment, driver, reader, deployment.run_headers(options), tap)

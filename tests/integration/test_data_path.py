@@ -388,7 +388,7 @@ def test_cutting_proxy_cuts_event_streams_only(server_url: str, pytestconfig: py
                         for chunk in response.iter_raw():
                             received += chunk
                 assert proxy.cuts == attempt and len(received) <= CUT_BYTES[1]
-                assert client.get("/ok").status_code == 200  # a fresh connection, untouched
+                assert client.get(HEALTH_PATH[aegra]).status_code == 200  # a fresh connection, untouched
             proxy.cutting = False
             with client.stream("GET", stream_path, headers=replay) as response:
                 assert b"".join(response.iter_raw()) == whole

@@ -83,7 +83,6 @@ def reader(
     root_mode: str = "updates",
     filters: EventFilters | None = None,
     root_name: str = "LangGraph",
-    graph_id: str = "probe",
     schemas: GraphSchemas | None = None,
 ) -> EventReader:
     return EventReader(
@@ -93,7 +92,6 @@ def reader(
         root_chunks=Shaper(root_mode),
         input=input,
         filters=filters or EventFilters(),
-        graph_id=graph_id,
         schemas=schemas if schemas is not None else probe_schemas(),
     )
 
@@ -172,6 +170,16 @@ def test_v2_events_are_the_local_runs(interrupts: bool) -> None:
     assert remote[0]["data"]["input"] is input
 
 
+@pytest.mark.parametrize("key", ["error", "type"])  # langgraph-api's, aegra's
+def test_an_error_events_error_is_the_exception_as_locally(key: str) -> None:
+    raw = {"event": "on_tool_error", "name": "transfer", "run_id": "r1", "parent_ids": ["r0"], "tags": []}
+    raw["data"] = {"error": {key: "GraphInterrupt", "message": "(Interrupt(value='ok?'),)"}, "input": {"a": 1}}
+    (event,) = reader("v2", {}).feed({"type": "events", "ns": (), "data": raw})
+    error = event["data"]["error"]
+    assert isinstance(error, Exception) and type(error).__name__ == "GraphInterrupt"
+    assert str(error) == "(Interrupt(value='ok?'),)"
+
+
 def test_the_roots_stream_events_a_server_sends_are_left_for_its_chunks() -> None:
     # aegra sends the root's on_chain_stream events as well ([mode, payload] chunks,
     # its own debug mode among them); the root's chunks come from the run's modes.
@@ -195,28 +203,25 @@ def test_v2_keeps_parent_ids_tags_and_names_and_drops_the_servers_metadata() -> 
         assert event["name"] != "probe"
 
 
-def test_the_root_keeps_a_run_name_the_caller_gave() -> None:
-    w = Wire().metadata()
-    start = {"event": "on_chain_start", "name": "my run", "run_id": "r0", "parent_ids": [], "tags": [], "data": {}}
-    w.chunk("events", server_json(start))
-    w.chunk("events", server_json({**start, "event": "on_chain_end", "data": {"output": {"x": 1}}}))
-    remote, _ = remote_events(w.frames, reader("v2", {"x": 0}, root_name="graph"))
-    assert [e["name"] for e in remote] == ["my run", "my run"]
-    assert remote[0]["data"] == {"input": {"x": 0}} and remote[1]["data"] == {"output": {"x": 1}}
-
-
-def test_the_root_is_renamed_by_a_graph_id_learned_after_the_reader_was_made() -> None:
-    # A RemoteGraph made with an assistant's UUID, on its first call: the
-    # schemas (and the graph id the server names the root by) are learned by
-    # the run, after the reader was made with the UUID standing in for the id.
-    learned = GraphSchemas()
-    events = reader(
-        "v2", {}, root_name="my-assistant", graph_id="48528212-457f-5d25-96eb-28212162677b", schemas=learned
-    )
-    learned.learn(PROBE_SCHEMAS)
-    start = {"event": "on_chain_start", "name": "probe", "run_id": "r0", "parent_ids": [], "tags": [], "data": {}}
-    (event,) = events.feed({"type": "events", "ns": (), "data": start})
-    assert event["name"] == "my-assistant"
+def test_the_root_is_named_as_the_caller_names_it_whatever_the_server_calls_it() -> None:
+    # langgraph-api names the root by its graph id (or the run_name), aegra by the
+    # compiled graph's name ("LangGraph"): the caller's name (the config's run_name,
+    # else the RemoteGraph's) is the one a local run would give.
+    for server_name in ("probe", "LangGraph", "my run"):
+        w = Wire().metadata()
+        start = {
+            "event": "on_chain_start",
+            "name": server_name,
+            "run_id": "r0",
+            "parent_ids": [],
+            "tags": [],
+            "data": {},
+        }
+        w.chunk("events", server_json(start))
+        w.chunk("events", server_json({**start, "event": "on_chain_end", "data": {"output": {"x": 1}}}))
+        remote, _ = remote_events(w.frames, reader("v2", {"x": 0}, root_name="my run"))
+        assert [e["name"] for e in remote] == ["my run", "my run"]
+        assert remote[0]["data"] == {"input": {"x": 0}} and remote[1]["data"] == {"output": {"x": 1}}
 
 
 def test_the_roots_stream_events_are_its_own_chunks_in_its_stream_mode() -> None:

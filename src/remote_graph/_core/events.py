@@ -31,7 +31,7 @@ from typing import Any, Literal
 from langchain_core.messages import BaseMessage
 from langgraph.types import Send
 
-from remote_graph._core.classic import CallView
+from remote_graph._core.classic import CallView, task_error
 from remote_graph._core.revive import revive_state
 from remote_graph._core.schema import GraphSchemas
 from remote_graph._core.shape import Shaper
@@ -64,6 +64,10 @@ def revived_event(raw: Any, metadata: Callable[[Any], Any], plain_keys: Collecti
     event["data"] = (
         {key: _sends(revive_state(value, plain)) for key, value in data.items()} if isinstance(data, Mapping) else {}
     )
+    if event["event"].endswith("_error") and isinstance(event["data"].get("error"), Mapping):
+        # A local error event holds the exception; the server writes its type and
+        # message (langgraph-api under "error", aegra under "type").
+        event["data"]["error"] = task_error(event["data"]["error"])
     event["metadata"] = metadata(event.get("metadata") or {})
     return event
 
@@ -101,12 +105,12 @@ class EventReader:
     Args:
         view: The caller's side of the run (metadata and thread ids).
         version: ``"v2"`` or ``"v1"``.
-        root_name: The root run's name, as the caller knows the graph.
+        root_name: The root run's name: the config's ``run_name``, else the
+            graph's as the caller knows it (the server's own name for the root
+            is its graph id on langgraph-api, the compiled graph's on aegra).
         root_chunks: Shapes the root's own stream chunks (its ``on_chain_stream`` data).
         input: The input the caller passed, for the root's first event.
         filters: What to keep.
-        graph_id: The name the server gives the root run (its graph id), when
-            the schemas do not say it.
         schemas: The deployed graph's schemas (read as each event arrives: the
             run learns them after the reader is made).
     """
@@ -118,7 +122,6 @@ class EventReader:
     root_chunks: Shaper
     input: Any
     filters: EventFilters
-    graph_id: str | None = None
     schemas: GraphSchemas | None = None
     _root: dict[str, Any] | None = field(default=None, init=False)
     _last_chunk: Any = field(default=None, init=False)
@@ -163,8 +166,8 @@ class EventReader:
         root = self._root
         if root is None and not event.get("parent_ids") and event["event"].endswith("_start"):
             # The root run: named as the caller knows the graph (or as the
-            # config's run_name names it).
-            event["name"] = self.root_name = self._root_name(event)
+            # config's run_name names it), whatever the server calls it.
+            event["name"] = self.root_name
             self._root = root = {
                 "run_id": event.get("run_id"),
                 "name": self.root_name,
@@ -210,13 +213,6 @@ class EventReader:
                 out.append(end)
         self._open.clear()
         return out
-
-    def _root_name(self, event: Mapping[str, Any]) -> str:
-        # The server names the root after its graph id unless the run has a run_name.
-        # The id is the schemas' once learned (by the run, after this reader was made).
-        learned = self.schemas.graph_id if self.schemas is not None else None
-        name = event.get("name")
-        return self.root_name if name == (learned or self.graph_id) or not isinstance(name, str) else name
 
     def _v1(self, event: dict[str, Any], root: Mapping[str, Any] | None) -> dict[str, Any]:
         event["parent_ids"] = []
