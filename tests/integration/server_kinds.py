@@ -133,7 +133,8 @@ AEGRA_GAPS: dict[str, str] = {
     },
     "-the_supervisor_as_a_v3_run]": _CONTENT,
     "-child_agent_tool_events_and_updates]": _CONTENT,
-    "test_v1_parent.py::test_v1_parent_local_child_equals_remote_child[": _CHUNKS,
+    "-stream_messages_of_an_agent_child]": _CHUNKS,
+    "-stream_v2_messages_values_updates_in_order]": _CHUNKS,
     "-the_workers_tokens_in_the_parents_messages_stream]": _CHUNKS,
     **{
         f"test_zero_config.py::test_local_equals_remote[{flavour}-{name}]": _TRANSFORMERS
