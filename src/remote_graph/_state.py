@@ -146,8 +146,7 @@ class ThreadCalls:
         )
 
     def bulk(self, config: RunnableConfig, supersteps: Sequence[Sequence[Any]]) -> Talk[RunnableConfig]:
-        if not supersteps or any(not superstep for superstep in supersteps):
-            raise ValueError("bulk_update_state needs at least one superstep, and every superstep at least one update")
+        # Empty supersteps fail in ``bulk_update``, before anything is sent, as locally.
         _, thread_id, path, _ = self._target(config)
         deployment = self.deployment
         return bulk_update(

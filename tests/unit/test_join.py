@@ -436,6 +436,15 @@ def test_an_interrupted_run_on_a_server_that_filters_no_history_reads_its_own_ch
     assert done.value.value.status == status
 
 
+def test_a_cancelled_run_on_langgraph_api_reads_no_history() -> None:
+    # There "interrupted" is a cancel: its record keeps the run's arguments (kwargs).
+    conversation = read_run(TID, RID)
+    next(conversation)
+    with pytest.raises(StopIteration) as done:
+        conversation.send(Response(200, {"run_id": RID, "status": "interrupted", **V3_RECORD}))
+    assert done.value.value.status == "cancelled"
+
+
 def test_a_cancel_names_its_wait_flag_as_every_server_reads_it() -> None:
     # aegra reads ``wait`` as an integer and refuses ``false`` (422).
     conversation = cancel_run(TID, RID)

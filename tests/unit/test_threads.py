@@ -511,6 +511,10 @@ def test_a_server_that_filters_no_history_by_metadata_is_read_whole_and_filtered
     assert [s.config["configurable"]["checkpoint_id"] for s in page] == wanted  # the history's end: a short page
     nothing = script.run(history_page(PATH, CONFIG, reader(), limit=5, before=None, filter={"source": "fork"}))
     assert nothing == []
+    # A server that answers every page alike (it ignores ``before``) does not keep the read going.
+    stuck = Script({("POST", f"{PATH}/history"): [Response(500, {}), Response(200, whole[:100])]})
+    page = stuck.run(history_page(PATH, CONFIG, reader(), limit=90, before=None, filter={"source": "fork"}))
+    assert page == [] and len(stuck.asked) == 3
 
 
 def test_history_pages_stop_at_the_limit_or_a_short_page() -> None:

@@ -137,7 +137,9 @@ def _pauses(thread_id: str, records: list[RunRecord]) -> Generator[Request, Resp
     out = []
     path = f"/threads/{quote(thread_id, safe='')}/history"
     for record in records:
-        if record.server_status in ("success", "interrupted"):
+        # langgraph-api's ``interrupted`` is a cancel; a record that keeps no run
+        # arguments (``kind`` unknown) is aegra's, whose ``interrupted`` may be a pause.
+        if record.server_status == "success" or record.server_status == "interrupted" and record.kind is None:
             reply = yield Request("POST", path, json={"limit": 1, "metadata": {"run_id": record.run_id}})
             checkpoints = _checkpoints(reply)
             if checkpoints is None and isinstance(reply, Response):

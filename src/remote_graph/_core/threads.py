@@ -126,7 +126,7 @@ def history_page(
     doing = "reading the thread's history"
     path = f"{thread_path}/history"
     reply = yield Request("POST", path, json={**body, "metadata": dict(filter)} if filter else body)
-    if filter and isinstance(reply, Response) and reply.status >= 500:
+    if filter and isinstance(reply, Response) and reply.status == 500:
         return (yield from _filtered_here(path, body, filter, reader))
     reply = reply_or_raise(reply, doing, allow=(404,))
     if _no_thread(reply, doing):
@@ -152,9 +152,16 @@ def _filtered_here(
             metadata = metadata if isinstance(metadata, Mapping) else {}
             if all(metadata.get(key) == value for key, value in filter.items()):
                 found.append(snapshot(state, reader))
-        if len(states) < HISTORY_PAGE or not isinstance(states[-1].get("checkpoint"), Mapping):
+        last = states[-1].get("checkpoint") if states else None
+        older = checkpoint_of({"configurable": last}) if isinstance(last, Mapping) else {}
+        if (
+            len(states) < HISTORY_PAGE
+            or not older.get("checkpoint_id")
+            or {"configurable": older} == body.get("before")
+        ):
+            # The history's end, or a page that does not lead further back.
             break
-        body = {**body, "before": {"configurable": checkpoint_of({"configurable": states[-1]["checkpoint"]})}}
+        body = {**body, "before": {"configurable": older}}
     return found[:limit]
 
 
