@@ -12,7 +12,6 @@ are mapped and read back by ``_guard``, as for every method.
 from __future__ import annotations
 
 from collections.abc import Generator, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -198,20 +197,20 @@ class ThreadCalls:
         path = f"/assistants/{quote(assistant, safe='')}/subgraphs"
         doing = "reading the graph's subgraphs"
         params = {"recurse": "true" if recurse else "false"}
+        # The one namespace to pick from all the subgraphs, where the server has no path for it.
+        picked: str | None = None
         if namespace is None:
             reply = yield Request("GET", path, params=params)
         else:
             reply = yield Request("GET", f"{path}/{quote(namespace, safe='')}", params=params)
             if isinstance(reply, Response) and reply.status == 404:
-                # aegra has no namespace path: the one subgraph is picked from all of
-                # them, as local finds it (a nested namespace only with ``recurse``).
+                # aegra has no namespace path: the subgraph is picked from all of them, as
+                # local finds it (a nested namespace, whose segments "|" joins, only with ``recurse``).
                 reply = yield Request("GET", path, params={"recurse": "true"})
-                if isinstance(reply, Response) and reply.status == 200 and isinstance(reply.body, Mapping):
-                    wanted = recurse or "|" not in namespace  # a namespace's segments
-                    reply = replace(reply, body={k: v for k, v in reply.body.items() if k == namespace and wanted})
+                picked = namespace if recurse or "|" not in namespace else ""
         found = json_body(reply_or_raise(reply, doing), doing)
         return [
             (ns, RemoteSubgraph(deployment.assistant_id, ns, schemas))
             for ns, schemas in found.items()
-            if isinstance(schemas, Mapping)
+            if isinstance(schemas, Mapping) and picked in (None, ns)
         ]

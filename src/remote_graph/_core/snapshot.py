@@ -133,20 +133,20 @@ def _mapped(checkpoint: Any, metadata: Any) -> Any:
 
 def _task(task: Mapping[str, Any], reader: ChunkReader, ns: Namespace) -> PregelTask:
     name = str(task.get("name", ""))
-    nested = task.get("state")
-    state: Any = None
+    nested, checkpoint = task.get("state"), task.get("checkpoint")
     if isinstance(nested, Mapping) and set(nested) == {"configurable"}:
-        # The subgraph's config, as local has it without ``subgraphs=True`` (aegra
-        # sends it so; langgraph-api as the task's ``checkpoint``).
-        config = nested["configurable"]
-        if isinstance(config, Mapping):
-            state = {"configurable": {key: value for key, value in config.items() if value is not None}}
-    elif isinstance(nested, Mapping):
+        # The subgraph's config, which langgraph-api sends as the task's
+        # ``checkpoint`` and aegra as its ``state``.
+        checkpoint = nested["configurable"]
+        nested = None
+    state: Any = None
+    if isinstance(nested, Mapping):
         # A subgraph's own state (``subgraphs=True``), at the task's namespace.
         sub_ns = (*ns, f"{name}:{task.get('id')}")
         state = snapshot(nested, reader, sub_ns)
-    elif isinstance(task.get("checkpoint"), Mapping):
-        state = {"configurable": {key: value for key, value in task["checkpoint"].items() if value is not None}}
+    elif isinstance(checkpoint, Mapping):
+        # Its config, as local has it without ``subgraphs=True``.
+        state = {"configurable": {key: value for key, value in checkpoint.items() if value is not None}}
     result = task.get("result")
     return PregelTask(
         id=str(task.get("id", "")),

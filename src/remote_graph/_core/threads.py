@@ -272,7 +272,8 @@ def bulk_update(
     before = yield from _latest_checkpoint(thread_path)
     yield from _create_thread(thread_id, schemas, assistant_id, payload)
     written = yield from _latest_checkpoint(thread_path)
-    if written is None or _checkpoint_id(written) == _checkpoint_id(before):
+    # The latest checkpoint did not move: the server applied none of them.
+    if written is None or written == before:
         if any(len(step["updates"]) > 1 for step in payload):
             raise NotImplementedError(
                 "RemoteGraph.bulk_update_state: this server ignored the supersteps (it applies none through its "
@@ -301,11 +302,7 @@ def _latest_checkpoint(thread_path: str) -> Talk[RunnableConfig | None]:
     if _no_thread(reply, doing):
         return None
     config = checkpoint_config(json_body(reply, doing).get("checkpoint"))
-    return config if _checkpoint_id(config) is not None else None
-
-
-def _checkpoint_id(config: RunnableConfig | None) -> Any:
-    return (config or {}).get("configurable", {}).get("checkpoint_id")
+    return config if config is not None and "checkpoint_id" in checkpoint_of(config) else None
 
 
 def _update(update: Any) -> dict[str, Any]:
