@@ -92,9 +92,10 @@ def sends_whole_messages_as_chunks(config: pytest.Config) -> bool:
     return bool(config.getoption("--remote-graph-server") == "aegra")
 
 
-def speaks_no_v3(config: pytest.Config) -> bool:
-    """Whether the session's server is aegra, which has no v3 protocol and is not langgraph-api:
-    the probes of langgraph-api's own ways describe another server there."""
+def is_aegra(config: pytest.Config) -> bool:
+    """Whether the session's server is aegra, which is not langgraph-api: the probes
+    of langgraph-api's own ways (its health path, its statuses, what it mirrors
+    into a run's configurable, what a v3 run streams) say what aegra does instead."""
     return bool(config.getoption("--remote-graph-server") == "aegra")
 
 

@@ -32,7 +32,7 @@ from tests.integration.lanes import (
     norm_event,
     parallel_steps,
 )
-from tests.integration.server_kinds import speaks_no_v3
+from tests.integration.server_kinds import is_aegra
 
 pytestmark = pytest.mark.integration
 
@@ -462,7 +462,7 @@ def test_probe_v3_checkpoints_tasks_and_debug_stay_empty(server_url: str, reques
     # A server without the v3 protocol (aegra) streams the classic checkpoints and
     # tasks modes a v3 run's projections are built from; debug stays empty there too.
     empty = {"checkpoints": 0, "tasks": 0, "debug": 0}
-    assert counts["remote"] == ({**empty, "checkpoints": 4, "tasks": 4} if speaks_no_v3(request.config) else empty)
+    assert counts["remote"] == ({**empty, "checkpoints": 4, "tasks": 4} if is_aegra(request.config) else empty)
     # The classic stream modes of those names do work.
     remote = RemoteGraph("linear", url=server_url)
     assert {mode: len(remote.invoke(LINEAR, _thread(), stream_mode=mode)) for mode in ("checkpoints", "tasks")} == {

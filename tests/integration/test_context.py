@@ -17,7 +17,7 @@ from langgraph.graph import START, StateGraph
 
 from remote_graph import RemoteGraph
 from tests.integration.lanes import Lane, Scenarios, compare, norm
-from tests.integration.server_kinds import speaks_no_v3
+from tests.integration.server_kinds import is_aegra
 
 pytestmark = pytest.mark.integration
 
@@ -231,7 +231,7 @@ def test_probe_the_context_is_mirrored_into_the_configurable(server_url: str, py
     users, metadata = written(local)
     assert set(users) == {None} and "user" not in metadata
     users, metadata = written(remote)
-    if speaks_no_v3(pytestconfig):
+    if is_aegra(pytestconfig):
         assert set(users) == {None} and "user" not in metadata
     else:
         assert set(users) == {"ada"} and metadata["user"] == "ada"

@@ -37,7 +37,7 @@ from remote_graph._core.cursor import FROM_START
 from remote_graph.errors import RemoteConnectionError, RemoteGraphError
 from tests.integration.cutproxy import RESUME_CUT_BYTES, CuttingProxy
 from tests.integration.lanes import norm
-from tests.integration.server_kinds import speaks_no_v3
+from tests.integration.server_kinds import is_aegra
 
 # The health check each server answers: langgraph-api's and aegra's.
 HEALTH_PATH = {False: "/ok", True: "/health"}
@@ -355,7 +355,7 @@ def drive(flavour: str) -> Iterator[Drive]:
 def test_cutting_proxy_cuts_event_streams_only(server_url: str, pytestconfig: pytest.Config) -> None:
     """The harness: REST answers on a kept-alive connection pass untouched, each event
     stream is cut within its budget, and nothing is left behind on exit."""
-    aegra = speaks_no_v3(pytestconfig)
+    aegra = is_aegra(pytestconfig)
     direct = httpx.Client(base_url=server_url, timeout=30)
     thread_id = str(uuid.uuid4())
     direct.post("/threads", json={"thread_id": thread_id}).raise_for_status()

@@ -27,7 +27,7 @@ import pytest
 
 from tests.integration import test_conformance, test_hitl
 from tests.integration.lanes import Lane, compare
-from tests.integration.server_kinds import speaks_no_v3
+from tests.integration.server_kinds import is_aegra
 
 pytestmark = pytest.mark.integration
 
@@ -72,7 +72,7 @@ def test_local_equals_remote_on_a_module_without_the_hook(
     # The client says when the caller's transformers got no updates, and only then.
     # A server without the v3 protocol (aegra) streams the classic updates mode:
     # the caller's transformers get them there, as locally.
-    needs_updates = name in NEEDS_UPDATES and not speaks_no_v3(pytestconfig)
+    needs_updates = name in NEEDS_UPDATES and not is_aegra(pytestconfig)
     told = [w for w in caught if "sent no 'updates' events" in str(w.message)]
     assert bool(told) is needs_updates
     if needs_updates:

@@ -14,7 +14,7 @@ from langgraph_sdk import get_sync_client
 
 from remote_graph import RemoteCommandError, RemoteConnectionError, RemoteGraph
 from remote_graph.testing import free_port
-from tests.integration.server_kinds import speaks_no_v3
+from tests.integration.server_kinds import is_aegra
 
 pytestmark = pytest.mark.integration
 
@@ -116,7 +116,7 @@ def test_unknown_assistant_fails_on_first_pull_with_a_command_error(
     with pytest.raises(RemoteCommandError, match="no-such-graph") as info:
         run.output
     # The server's own status: langgraph-api answers 422, aegra 404.
-    assert info.value.status == (404 if speaks_no_v3(pytestconfig) else 422)
+    assert info.value.status == (404 if is_aegra(pytestconfig) else 422)
 
 
 def test_unreachable_server_raises_a_connection_error() -> None:
