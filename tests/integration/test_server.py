@@ -43,6 +43,32 @@ def test_server_serves_every_graph_of_app_langgraph_json(server_url: str) -> Non
     assert served == set(json.loads((APP / "langgraph.json").read_text())["graphs"])
 
 
+def test_probe_a_graphs_default_assistant_is_the_one_the_server_made(server_url: str) -> None:
+    """What the client's schema lookup relies on (``_core/schema.py``): a graph's
+    default assistant, the one a run by graph name uses, is marked ``created_by:
+    system`` on every server we test, and is found by that mark when an assistant a
+    caller made is newer and comes first in a plain search."""
+    made = httpx.post(
+        f"{server_url}/assistants", json={"graph_id": "linear", "name": "probe-newer", "config": {}}, timeout=30
+    )
+    made.raise_for_status()
+    newer = made.json()["assistant_id"]
+    try:
+        found = httpx.post(
+            f"{server_url}/assistants/search",
+            json={"graph_id": "linear", "metadata": {"created_by": "system"}, "limit": 1},
+            timeout=30,
+        )
+        found.raise_for_status()
+        [default] = found.json()
+        assert default["graph_id"] == "linear" and default["assistant_id"] != newer
+        plain = httpx.post(f"{server_url}/assistants/search", json={"graph_id": "linear", "limit": 1}, timeout=30)
+        plain.raise_for_status()
+        assert [a["assistant_id"] for a in plain.json()] == [newer], "a plain search no longer puts the newest first"
+    finally:
+        httpx.delete(f"{server_url}/assistants/{newer}", timeout=30)
+
+
 def inner_pytest(
     tmp_path: Path, pytestconfig: pytest.Config, test: str, *args: str, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:

@@ -372,8 +372,27 @@ def test_a_graph_name_is_looked_up_then_its_schemas_read() -> None:
         },
     )
     assert [(r.method, r.path) for r in asked] == [("POST", "/assistants/search"), ("GET", "/assistants/a-1/schemas")]
-    assert asked[0].json == {"graph_id": "probe", "limit": 1}
+    assert asked[0].json == {"graph_id": "probe", "metadata": {"created_by": "system"}, "limit": 1}
     assert learned.known and learned.assistant_id == "a-1" and learned.plain_keys == {"note", "count"}
+
+
+def test_a_graph_with_no_assistant_of_the_servers_own_is_found_among_any() -> None:
+    """The default assistant is searched for first, since one a caller made may be
+    newer; a server that made none itself still finds the graph's."""
+    learned = GraphSchemas()
+
+    def search(body: Any) -> Response:
+        return Response(200, [] if "metadata" in body else [{"assistant_id": "a-2"}])
+
+    asked = converse(
+        learn_schemas("probe", learned),
+        {("POST", "/assistants/search"): search, ("GET", "/assistants/a-2/schemas"): Response(200, PROBE_SCHEMAS)},
+    )
+    assert [r.json for r in asked[:2]] == [
+        {"graph_id": "probe", "metadata": {"created_by": "system"}, "limit": 1},
+        {"graph_id": "probe", "limit": 1},
+    ]
+    assert len(asked) == 3 and learned.assistant_id == "a-2"
 
 
 def test_an_assistant_id_is_read_directly() -> None:

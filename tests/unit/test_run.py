@@ -1400,7 +1400,7 @@ def test_the_output_schema_is_learned_before_the_start() -> None:
     assert (search.method, search.path, search.json) == (
         "POST",
         "/assistants/search",
-        {"graph_id": "agent", "limit": 1},
+        {"graph_id": "agent", "metadata": {"created_by": "system"}, "limit": 1},
     )
     assert (schemas.method, schemas.path) == ("GET", f"/assistants/{ASSISTANT}/schemas")
     assert start.path == START_PATH

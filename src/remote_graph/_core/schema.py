@@ -115,7 +115,10 @@ def learn_schemas(assistant_id: str, schemas: GraphSchemas) -> Generator[Request
     """Ask the server for the assistant's schemas and record them.
 
     The schemas endpoint takes an assistant id; a graph name names its
-    default assistant, found by search. A graph name the search finds no
+    default assistant, the one its runs use, found by search: first among the
+    assistants the server made itself (``created_by: system``, in
+    langgraph-api and aegra alike), then among any of the graph's, since an
+    assistant a caller made may be newer and hold another config. A graph name the search finds no
     assistant of (a 404, or none) fails, naming the graphs the server serves.
     An assistant the server does not let the caller see (a search refused with
     403, its schemas answered 403 or 404) leaves the schemas unknown, and they
@@ -132,9 +135,12 @@ def learn_schemas(assistant_id: str, schemas: GraphSchemas) -> Generator[Request
     """
     if not _is_uuid(assistant_id):
         doing = f"finding the assistant of graph {assistant_id!r}"
-        request = Request("POST", "/assistants/search", json={"graph_id": assistant_id, "limit": 1})
-        reply = reply_or_raise((yield request), doing, allow=_UNSEEN)
-        found = [] if reply.status in _UNSEEN else json_body(reply, doing, list)
+        for only in (_DEFAULT, {}):
+            query = {"graph_id": assistant_id, **only, "limit": 1}
+            reply = reply_or_raise((yield Request("POST", "/assistants/search", json=query)), doing, allow=_UNSEEN)
+            found = [] if reply.status in _UNSEEN else json_body(reply, doing, list)
+            if found or reply.status in _UNSEEN or _says_unknown(reply, assistant_id):
+                break
         if _says_unknown(reply, assistant_id) or not found and reply.status not in _UNSEEN:
             # langgraph-api answers 404 naming a graph it does not serve; another server may find none.
             raise (yield from _unknown_graph(assistant_id))
@@ -178,6 +184,8 @@ def _unknown_graph(name: str) -> Generator[Request, Response | Broken, RemoteCom
     )
 
 
+# The search for a graph's default assistant: the one the server made at start.
+_DEFAULT: Mapping[str, Any] = {"metadata": {"created_by": "system"}}
 # An assistant the caller cannot see: no such assistant, or one the server's auth hides.
 _UNSEEN = (403, 404)
 # The assistants an unknown graph's error lists the graphs of.
