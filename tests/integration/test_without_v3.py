@@ -155,9 +155,8 @@ def test_cut_connections_lose_and_repeat_nothing_on_a_server_without_v3(
     their ids and content. Five runs of 300-400 custom events, and one model's tokens,
     through a proxy that cuts every event stream: every event once, in order.
 
-    On aegra, whose frames have one id each (``-m soak --remote-graph-server=aegra``;
-    not in CI: it also failed there about one run in eight, under load, not yet
-    understood). The embedded server
+    On aegra, whose frames have one id each (CI's aegra lane: ``-m soak
+    --remote-graph-server=aegra``). The embedded server
     gives every frame of a millisecond one id, so a resumed stream replays the whole
     millisecond, and the classic modes of a step (its state as ``values``, its
     ``checkpoints``, its tasks' inputs) make that replay longer than many of this
