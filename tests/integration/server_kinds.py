@@ -62,18 +62,22 @@ def sends_as_null(value: Any) -> Any:
         if value.get("event") == "on_chain_end" and isinstance(value.get("data"), dict):
             data = value["data"]
             if "output" in data:
-                return {**value, "data": {**data, "output": _null_sends(data["output"])}}
+                return {**value, "data": {**data, "output": null_sends(data["output"])}}
         return {key: sends_as_null(item) for key, item in value.items()}
     return value
 
 
-def _null_sends(output: Any) -> Any:
+def null_sends(output: Any) -> Any:
+    """``output`` with each ``Send`` in it as ``None``: a ``Send``, aegra's repr of one,
+    or one recorded as its fields (``{"send": ..., "arg": ...}``)."""
     if isinstance(output, Send) or isinstance(output, str) and output.startswith("Send(node="):
         return None
+    if isinstance(output, dict) and output.keys() == {"send", "arg"}:
+        return None
     if isinstance(output, (list, tuple)):
-        return type(output)(_null_sends(item) for item in output)
+        return type(output)(null_sends(item) for item in output)
     if isinstance(output, dict):
-        return {key: _null_sends(item) for key, item in output.items()}
+        return {key: null_sends(item) for key, item in output.items()}
     return output
 
 

@@ -36,7 +36,7 @@ from typing_extensions import TypedDict
 
 from remote_graph import RemoteGraph
 from tests.integration.lanes import GATE, LINEAR, Lane, Scenarios, compare, norm
-from tests.integration.server_kinds import drops_sends_in_events
+from tests.integration.server_kinds import drops_sends_in_events, null_sends
 
 pytestmark = pytest.mark.integration
 
@@ -273,23 +273,11 @@ def _sends_as_null(tree: Any) -> Any:
     as langgraph-api 0.11 serializes it (``server_kinds.drops_sends_in_events``)."""
     if isinstance(tree, list):
         if len(tree) == 2 and tree[0] == "on_chain_end":
-            return ["on_chain_end", _null_sends(tree[1])]
+            return ["on_chain_end", null_sends(tree[1])]
         return [_sends_as_null(item) for item in tree]
     if isinstance(tree, dict):
         return {key: _sends_as_null(item) for key, item in tree.items()}
     return tree
-
-
-def _null_sends(output: Any) -> Any:
-    if isinstance(output, dict) and output.keys() == {"send", "arg"}:
-        return None
-    if isinstance(output, str) and output.startswith("Send(node="):
-        return None  # aegra's repr of one
-    if isinstance(output, list):
-        return [_null_sends(item) for item in output]
-    if isinstance(output, dict):
-        return {key: _null_sends(item) for key, item in output.items()}
-    return output
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
