@@ -56,6 +56,10 @@ def chunks(joined: Any) -> list[Any]:
 
 # --- a starter that dies mid-run ---------------------------------------------------------------
 
+# The starter's run: 8 s of ticks, so that it is still going when the starter is
+# killed, though a loaded machine takes seconds to start the starter and its join
+# (3 s of ticks ended first there, once in a CI run beside the soak lanes).
+_TICKS = 80
 _STARTER = r"""
 import json, sys
 from remote_graph import RemoteGraph
@@ -63,7 +67,7 @@ url, kind, thread_id, out = sys.argv[1:5]
 graph = RemoteGraph("slow", url=url)
 config = {"configurable": {"thread_id": thread_id}}
 modes = ["updates", "custom"]
-handle = graph.start({"x": 30, "log": []}, config, **({} if kind == "v3" else {"stream_mode": modes}))
+handle = graph.start({"x": int(sys.argv[5]), "log": []}, config, **({} if kind == "v3" else {"stream_mode": modes}))
 with open(out, "w") as log:
     log.write(json.dumps({"run_id": handle.run_id}) + "\n")
     log.flush()
@@ -95,7 +99,7 @@ def test_a_join_from_another_process_after_the_starter_was_killed_loses_and_repe
     config = thread()
     thread_id = config["configurable"]["thread_id"]
     out = tmp_path / "starter.jsonl"
-    child = subprocess.Popen([sys.executable, "-c", _STARTER, server_url, kind, thread_id, str(out)])
+    child = subprocess.Popen([sys.executable, "-c", _STARTER, server_url, kind, thread_id, str(out), str(_TICKS)])
     try:
         deadline = time.monotonic() + 30
         while len(_lines(out)) < 6 and time.monotonic() < deadline and child.poll() is None:
@@ -125,7 +129,7 @@ def test_a_join_from_another_process_after_the_starter_was_killed_loses_and_repe
     assert rest, "the join after the kill saw nothing: the run should still have been going"
     assert whole[len(seen) :] == rest
     ticks = [e for e in whole if (e[0] if kind == "v3" else e[0]) == "custom"]
-    assert [t[2] if kind == "v3" else t[1] for t in ticks] == [{"tick": i} for i in range(30)]
+    assert [t[2] if kind == "v3" else t[1] for t in ticks] == [{"tick": i} for i in range(_TICKS)]
     assert graph.get_run(run_id, thread_id=thread_id).status is RunStatus.COMPLETED
 
 
