@@ -63,6 +63,8 @@ def sse(event: str, data: Any, frame_id: str | None) -> Frame:
 _NEXT = object()
 # What a Redis-backed server takes as a Last-Event-ID: a stream id.
 _REDIS_ID = re.compile(r"\d+-\d+")
+# aegra's ids: ``<run_id>_event_<n>``.
+_AEGRA_ID = re.compile(r".+_event_\d+")
 
 
 class Wire:
@@ -131,6 +133,22 @@ FAILED_STATE = {
     "values": {"x": 1},
     "tasks": [{"id": "t", "name": "node", "error": "Boom('kaboom from node')", "interrupts": []}],
 }
+
+
+def numbered(frames: Sequence[Frame], step: int = 2, skip: Sequence[int] = ()) -> list[Frame]:
+    """The frames with aegra's ids: ``<run_id>_event_<n>``, ``n`` going up by
+    ``step`` (2 on its Redis broker), a number skipped before each index in ``skip``."""
+    out, n = [], 0
+    for index, frame in enumerate(frames):
+        n += step * (2 if index in skip else 1)
+        frame_id = f"{RID}_event_{n}"
+        raw = (
+            frame.raw
+            if frame.id is None
+            else frame.raw.replace(f"id: {frame.id}\r\n".encode(), f"id: {frame_id}\r\n".encode())
+        )
+        out.append(Frame(frame_id if frame.id is not None else None, raw))
+    return out
 
 
 def wire_bytes(frames: Sequence[Frame]) -> bytes:
@@ -279,12 +297,13 @@ class FakeServer:
 
     def replay(self, last_event_id: str) -> list[int]:
         """The server's rule, over what the run has produced; frames with no id are not stored."""
-        return [
-            i
-            for i, f in enumerate(self.frames[: self.produced])
-            # Redis refuses a Last-Event-ID that is no stream id: that replay comes back empty.
-            if f.id is not None and _REDIS_ID.fullmatch(last_event_id) and id_after(f.id, last_event_id)
-        ]
+        stored = [i for i, f in enumerate(self.frames[: self.produced]) if f.id is not None]
+        if _AEGRA_ID.fullmatch(last_event_id):
+            # aegra's: the frames after the one with that id, all of them when none has it.
+            at = next((k for k, i in enumerate(stored) if self.frames[i].id == last_event_id), None)
+            return stored if at is None else stored[at + 1 :]
+        # Redis refuses a Last-Event-ID that is no stream id: that replay comes back empty.
+        return [i for i in stored if _REDIS_ID.fullmatch(last_event_id) and id_after(self.frames[i].id, last_event_id)]
 
     def answer(self, action: Any) -> Any:
         if isinstance(action, Request) and action.params and "subgraphs" in action.params:

@@ -50,6 +50,7 @@ from tests.unit.fake_run import (
     Wire,
     before_newest,
     cleanup,
+    numbered,
     run,
     started_driver,
     through,
@@ -239,6 +240,49 @@ def test_a_run_whose_start_answer_was_lost_is_followed_from_its_first_chunk_once
     assert chunks_of(out.parts) == chunks
     assert server.opened[1].last_event_id == FROM_START
     assert len(server.served[0]) - len(set(server.served[0])) == 2
+
+
+# --- a server that numbers its frames (aegra) ---------------------------------------------
+
+
+@pytest.mark.parametrize("lost", [6, 8, 10])
+@pytest.mark.parametrize("cut", [None, 4])
+def test_a_numbered_frame_a_server_stored_but_did_not_send_is_replayed_in_its_place(lost: int, cut: int | None) -> None:
+    # aegra reads a connection's replay before it subscribes: a frame published
+    # in between is stored and never sent. Its number is missing: the stream is
+    # reopened after the frame before it, and the replay brings it.
+    chunks, frames = small_run()
+    frames = numbered(frames)
+    first = [] if cut is None else [Conn(cut=through(frames, cut), ahead=1)]
+    server = FakeServer(frames, [*first, Conn(lost=[lost])])
+    driver, out = run(server, wire=wire())
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+    assert chunks_of(out.parts) == chunks
+    # Reopened after the frame before the gap, which the next connection's replay begins with.
+    at = [o.last_event_id for o in server.opened].index(frames[lost - 1].id)
+    assert server.served[at][0] == lost
+
+
+def test_gaps_in_a_servers_own_numbering_cost_a_reopen_each_then_none() -> None:
+    # Numbers the server never used: each gap is checked once (the replay has
+    # nothing for it), and after three such gaps the numbering is not judged.
+    chunks, frames = small_run()
+    frames = numbered(frames, skip=[6, 8, 10, 12])
+    server = FakeServer(frames)
+    driver, out = run(server, wire=wire())
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+    assert chunks_of(out.parts) == chunks
+    rewound = [o.last_event_id for o in server.opened[1:] if o.last_event_id != before_newest(frames)]
+    assert rewound == [frames[5].id, frames[7].id, frames[9].id]
+
+
+def test_ids_that_share_a_millisecond_never_reopen_the_stream() -> None:
+    # The in-memory runtime's ``<ms>-0``: a new millisecond is no gap.
+    chunks, frames = small_run()
+    server = FakeServer(frames)
+    _, out = run(server, wire=wire())
+    assert chunks_of(out.parts) == chunks
+    assert [o.last_event_id for o in server.opened[1:]] == [before_newest(frames)]
 
 
 @pytest.mark.parametrize("seed", range(30))

@@ -112,8 +112,7 @@ class ClassicV3Wire:
         return self._classic.accept(frame)
 
     def rewind(self) -> str | None:
-        # Classic frames carry no seq to show a gap by.
-        return None
+        return self._classic.rewind()
 
     def prepare(self, event: Any) -> Prepare | None:
         return self._classic.prepare(event)

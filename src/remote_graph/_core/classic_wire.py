@@ -3,7 +3,9 @@
 A frame is named ``<mode>`` or ``<mode>|<ns>|<ns>...`` (a subgraph's chunk,
 when the run streams subgraphs) and its data is the chunk's JSON. There is no
 protocol ``seq``, so ``replay.RepeatFilter`` tells repeats from news by the
-frames' ids and content. Each new chunk becomes a part ``{"type": mode, "ns":
+frames' ids and content, and a frame a server numbered but did not send
+(aegra, as a connection resumes) is found by its id (``numbered_ids``): the
+stream is reopened before it. Each new chunk becomes a part ``{"type": mode, "ns":
 ns, "data": payload}`` with the payload a local run yields
 (``classic.ChunkReader``).
 
@@ -25,6 +27,7 @@ from remote_graph._core.actions import Request, Response
 from remote_graph._core.attempts import AttemptFilter
 from remote_graph._core.classic import HIDDEN_MESSAGE, ChunkReader, interrupts_of, task_error
 from remote_graph._core.join import RunCursor
+from remote_graph._core.numbered_ids import NumberedIds
 from remote_graph._core.replay import RepeatFilter
 from remote_graph._core.sse import Frame
 from remote_graph._core.wire import Namespace, Part, Prepare
@@ -52,6 +55,8 @@ class ClassicWire:
         self.run_label = run_label
         self._thread_path = thread_path
         self._repeats: RepeatFilter[_Raw] = RepeatFilter()
+        self._numbered = NumberedIds()
+        self._rewind: str | None = None
         # Keyed by each frame's hash: the frames themselves are not held.
         self._attempts: AttemptFilter[int] = AttemptFilter()
         self._interrupts: list[tuple[Namespace, Interrupt]] = []
@@ -80,14 +85,18 @@ class ClassicWire:
         self._attempts.begin(number)
 
     def accept(self, frame: Frame) -> tuple[list[_Raw], bool] | None:
+        rewind = self._numbered.gap(frame.id)
+        if rewind is not None:
+            self._rewind = rewind
+            return None
         released = self._repeats.feed(frame.id, hash((frame.event, frame.data)), (frame.event, frame.data))
         if released:
             released = self._news(released)
         return (released, True) if released else None
 
     def rewind(self) -> str | None:
-        # Classic frames carry no seq to show a gap by.
-        return None
+        id_, self._rewind = self._rewind, None
+        return id_
 
     def prepare(self, event: list[_Raw]) -> Prepare | None:
         for name, data in event:

@@ -81,7 +81,8 @@ class Wire(Protocol):
     def rewind(self) -> str | None:
         """After ``accept`` returned ``None``: the frame id to reopen the stream
         after, when the frames show the server dropped a stored event on its live
-        way (``v3_wire``), else ``None``. Asking clears it."""
+        way (``v3_wire``: a gap in the ``seq``; ``numbered_ids``: a number skipped
+        in the frames' ids), else ``None``. Asking clears it."""
         ...
 
     def prepare(self, event: Any) -> Prepare | None:
