@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import time
 import uuid
 from pathlib import Path
@@ -186,3 +187,51 @@ def test_probe_a_busy_threads_multitask_strategy_is_not_honoured_there(aegra_url
         assert first.status_code == 200 and second.status_code == 200
         run = first.json()["run_id"]
         http.post(f"/threads/{thread}/runs/{run}/cancel", params={"wait": "0", "action": "interrupt"})
+
+
+@pytest.mark.timeout(300)
+def test_probe_a_resumed_stream_may_skip_a_stored_frame_which_a_replay_brings(aegra_url: str) -> None:
+    # aegra reads a resumed connection's replay, then subscribes for live frames:
+    # a frame published in between comes neither way, and its number is missing
+    # from the stream. A reader that reconnects every 1-40 frames of swarm's
+    # 1,671 met 2 to 3 such gaps a run in 3 runs of 4. The frame is stored: a
+    # stream reopened after the one before the gap begins with it. The client
+    # does so (_core/numbered_ids.py; test_classic_soak.py runs it through cuts).
+    rng = random.Random(25)
+    body = {"assistant_id": "swarm", "input": {"n": 150, "results": []}, "stream_mode": ["events", "custom", "updates"]}
+
+    def number(frame_id: str) -> int:
+        return int(frame_id.rpartition("_event_")[2])
+
+    def first_id(http: httpx.Client, path: str, after: str) -> str | None:
+        with http.stream("GET", path, headers={"Last-Event-ID": after}) as response:
+            return next((line[3:].strip() for line in response.iter_lines() if line.startswith("id:")), None)
+
+    with httpx.Client(base_url=aegra_url, timeout=30) as http:
+        for _ in range(8):
+            thread = http.post("/threads", json={}).json()["thread_id"]
+            run = http.post(f"/threads/{thread}/runs", json=body).json()["run_id"]
+            path = f"/threads/{thread}/runs/{run}/stream"
+            ids: list[str] = []
+            ended = False
+            while not ended:
+                assert len(ids) < 5000, "the run did not end"
+                headers = {"Last-Event-ID": ids[-1]} if ids else {}
+                budget = rng.randint(1, 40)
+                with http.stream("GET", path, headers=headers) as response:
+                    for line in response.iter_lines():
+                        if line.startswith("id:"):
+                            ids.append(line[3:].strip())
+                            budget -= 1
+                        ended = ended or line == "event: end"
+                        if budget <= 0 and not ended:
+                            break
+            numbers = sorted({number(i) for i in ids})
+            step = min(b - a for a, b in zip(numbers, numbers[1:]))
+            gaps = [a for a, b in zip(numbers, numbers[1:]) if b - a != step]
+            if gaps:
+                before = next(i for i in ids if number(i) == gaps[0])
+                skipped = first_id(http, path, before)
+                assert skipped is not None and number(skipped) == gaps[0] + step
+                return
+    pytest.fail("8 runs through a reconnecting reader skipped no frame: aegra may no longer lose one on resume")
