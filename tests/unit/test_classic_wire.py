@@ -263,6 +263,19 @@ def test_a_numbered_frame_a_server_stored_but_did_not_send_is_replayed_in_its_pl
     assert server.served[at][0] == lost
 
 
+@pytest.mark.parametrize("delivered", [0, 1, 2])
+def test_a_reopen_for_a_gap_of_two_frames_cut_mid_replay_delivers_each_once(delivered: int) -> None:
+    # The reopened connection breaks after ``delivered`` of its replayed frames:
+    # the next one resumes from what was delivered, not from before the gap.
+    chunks, frames = small_run()
+    frames = numbered(frames)
+    cut = Conn(cut=lambda served: len(wire_bytes(served[:delivered])))
+    server = FakeServer(frames, [Conn(lost=[6, 7]), cut])
+    driver, out = run(server, wire=wire())
+    assert out.error is None and driver.status is RunStatus.COMPLETED
+    assert chunks_of(out.parts) == chunks
+
+
 def test_gaps_in_a_servers_own_numbering_cost_a_reopen_each_then_none() -> None:
     # Numbers the server never used: each gap is checked once (the replay has
     # nothing for it), and after three such gaps the numbering is not judged.

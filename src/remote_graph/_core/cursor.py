@@ -77,15 +77,15 @@ class ResumeCursor:
         return self._boundary
 
     def rewind(self, frame_id: str) -> None:
-        """Resume after ``frame_id``, a frame seen before: the frames after it
-        are to be replayed (repeats are dropped by their ``seq``). The ids the
-        replay brings until the newest seen are older ones, which do not move
-        the cursor (a live-only newest never comes again: then it stays here,
-        and a later reconnect replays more)."""
+        """Resume after ``frame_id``, a frame delivered: the frames after it are
+        to be replayed. The frame that showed the gap was not delivered, so the
+        cursor goes back to ``frame_id`` as its newest, and the replay moves it
+        on as any stream does. (Held at the newest seen instead, a replay cut
+        after two frames would resume before both, and a classic run's repeat
+        filter, which knows only the newest delivered, would deliver the first
+        again.)"""
         self._boundary = frame_id
-        newest = self._ids.newest
-        if newest is not None:
-            self._ids.join(newest)
+        self._ids.back_to(frame_id)
 
     def observe(self, frame_id: str | None) -> None:
         """Note a received frame's id. An id delivered before (a repeat) never

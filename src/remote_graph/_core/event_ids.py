@@ -60,6 +60,12 @@ class SeenIds:
         self._seen = {newest: None}
         self._until_newest = True
 
+    def back_to(self, frame_id: str) -> None:
+        """The stream reopens after ``frame_id``, delivered: it is the newest, and nothing after it was."""
+        self.newest = frame_id
+        self._seen = {frame_id: None}
+        self._until_newest = False
+
     def reconnected(self) -> None:
         """A connection opened: only the newest id delivered can come again from before it."""
         self._seen = {} if self.newest is None else {self.newest: None}

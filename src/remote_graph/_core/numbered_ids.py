@@ -6,7 +6,7 @@ connection that resumes after ``Last-Event-ID`` reads its replay from the
 stored frames, then subscribes for live ones: a frame stored after the read
 and published before the subscription comes neither way. Measured through a
 reader that reconnects every 1-40 frames, 2 to 3 frames of a 1,671-frame run
-were lost so, one at a time, in 3 runs of 4. The frame is stored, so a replay
+were lost so (on its Redis broker), one at a time, in 3 runs of 4. The frame is stored, so a replay
 brings it: a number skipped in the stream makes the driver reopen it after the
 frame before the gap (``rewind``), as ``v3_wire`` does with a v3 ``seq``.
 
@@ -17,10 +17,15 @@ then on (``Phase.ARMED``) a number past the next one is a gap, checked once:
 if the replay does not bring it, it was never sent (``_NATURAL`` such gaps and
 the stream is no longer judged). Ids of any other shape turn it off for the
 run (``Phase.OFF``): the in-memory langgraph-api runtime's ``<ms>-0`` shares
-one id per millisecond, a Redis-backed one's ``<ms>-<seq>`` changes its text
-every millisecond. A number at or below the highest seen is a repeat or a
-replay, for ``replay.RepeatFilter`` to judge: this only ever asks for a replay,
-and never drops a frame.
+one id per millisecond, and a Redis stream id (``<ms>-<seq>``, both runtimes)
+is not a count of frames, so it is not judged at all. A number at or below the
+highest seen is a repeat or a replay, for ``replay.RepeatFilter`` to judge.
+
+The frame that shows a gap is not delivered: the reopened stream brings it
+again after the missing ones, so a server must store every numbered frame it
+sends live (aegra stores each before it publishes it). A number far ahead
+(aegra's timestamp id when its Redis cannot count) is checked once, and the
+numbers below it are not judged after it.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ _STEADY = 4
 _NATURAL = 3
 
 _NUMBERED = re.compile(r"(.*?)(\d+)", re.ASCII | re.DOTALL)
+_STREAM_ID = re.compile(r"\d+-\d+", re.ASCII)
 
 
 class Phase(enum.Enum):
@@ -77,7 +83,7 @@ class NumberedIds:
         if frame_id is None or self.phase is Phase.OFF:
             return None
         match = _NUMBERED.fullmatch(frame_id)
-        if match is None or (self._prefix is not None and match[1] != self._prefix):
+        if match is None or _STREAM_ID.fullmatch(frame_id) or (self._prefix is not None and match[1] != self._prefix):
             self._set(Phase.OFF)
             return None
         number = int(match[2])
