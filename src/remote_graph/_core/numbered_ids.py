@@ -1,14 +1,15 @@
 """A frame a server numbered but did not send: the gap in a stream of numbered ids.
 
 aegra names a run's frames ``<run_id>_event_<n>``, ``n`` going up by a fixed
-step (2 on its Redis broker, which counts each event twice; 1 in memory). A
-connection that resumes after ``Last-Event-ID`` reads its replay from the
-stored frames, then subscribes for live ones: a frame stored after the read
-and published before the subscription comes neither way. Measured through a
-reader that reconnects every 1-40 frames, 2 to 3 frames of a 1,671-frame run
-were lost so (on its Redis broker), one at a time, in 3 runs of 4. The frame is stored, so a replay
-brings it: a number skipped in the stream makes the driver reopen it after the
-frame before the gap (``rewind``), as ``v3_wire`` does with a v3 ``seq``.
+step (2 on its Redis broker, which counts each event twice; 1 in memory). On
+its Redis broker, a connection that resumes after ``Last-Event-ID`` reads its
+replay from the stored frames, then subscribes for live ones: a frame stored
+after the read and published before the subscription comes neither way.
+Measured through a reader that reconnects every 1-40 frames, 2 to 3 frames of
+a 1,671-frame run were lost so, one at a time, in 3 runs of 4. The frame is
+stored, so a replay brings it: a number skipped in the stream makes the driver
+reopen it after the frame before the gap (``rewind``), as ``v3_wire`` does
+with a v3 ``seq``.
 
 Nothing in the SSE spec numbers ids, so this is judged only on a stream that
 shows it: every id the same text before a run of digits, and the numbers
