@@ -141,13 +141,11 @@ def numbered(frames: Sequence[Frame], step: int = 2, skip: Sequence[int] = ()) -
     out, n = [], 0
     for index, frame in enumerate(frames):
         n += step * (2 if index in skip else 1)
+        if frame.id is None:
+            out.append(frame)
+            continue
         frame_id = f"{RID}_event_{n}"
-        raw = (
-            frame.raw
-            if frame.id is None
-            else frame.raw.replace(f"id: {frame.id}\r\n".encode(), f"id: {frame_id}\r\n".encode())
-        )
-        out.append(Frame(frame_id if frame.id is not None else None, raw))
+        out.append(Frame(frame_id, frame.raw.replace(f"id: {frame.id}\r\n".encode(), f"id: {frame_id}\r\n".encode())))
     return out
 
 

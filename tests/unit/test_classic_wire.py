@@ -289,15 +289,6 @@ def test_gaps_in_a_servers_own_numbering_cost_a_reopen_each_then_none() -> None:
     assert rewound == [frames[5].id, frames[7].id, frames[9].id]
 
 
-def test_ids_that_share_a_millisecond_never_reopen_the_stream() -> None:
-    # The in-memory runtime's ``<ms>-0``: a new millisecond is no gap.
-    chunks, frames = small_run()
-    server = FakeServer(frames)
-    _, out = run(server, wire=wire())
-    assert chunks_of(out.parts) == chunks
-    assert [o.last_event_id for o in server.opened[1:]] == [before_newest(frames)]
-
-
 @pytest.mark.parametrize("seed", range(30))
 def test_repeated_faults_at_random_deliver_every_chunk_once_in_order(seed: int) -> None:
     rng = random.Random(seed)
