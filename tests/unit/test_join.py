@@ -471,18 +471,30 @@ def test_a_run_record_reads_as_a_run_status(server: str, status: str) -> None:
     assert record.status == status and record.kind == "v3" and record.server_status == server
 
 
-def test_a_replays_gaps_where_live_only_events_were_reopen_nothing() -> None:
+def test_a_replays_gaps_where_live_only_events_were_cost_a_few_reopens() -> None:
     # Joined once the run ended: a replay has no live-only events (lifecycle), so its
-    # seq gaps are no loss (test_run.py: a gap right after one is checked).
-    w = Wire().metadata().tick().event("values", {"x": 1}, interrupts=[])
-    w.tick().event("lifecycle", {"event": "started", "namespace": ["sub:1"], "graph_name": "sub"})
-    w.tick().event("values", {"y": 1}, ns=["sub:1"], interrupts=[])
-    w.tick().event("lifecycle", {"event": "completed", "namespace": ["sub:1"]})
-    w.tick().event("values", {"x": 2}, interrupts=[])
+    # seq gaps look like events lost live (a Redis restarted under the stream). The
+    # first _UNFILLED_GAPS of them are checked, each by one reopen that brings
+    # nothing; then the run's gaps after stored events are no longer checked.
+    w = Wire().metadata().tick().event("values", {"x": 0}, interrupts=[])
+    for i in range(6):
+        w.tick().event("lifecycle", {"event": "started", "namespace": [f"sub:{i}"], "graph_name": "sub"})
+        w.tick().event("values", {"y": i}, ns=[f"sub:{i}"], interrupts=[])
+        w.tick().event("lifecycle", {"event": "completed", "namespace": [f"sub:{i}"]})
+        w.tick().event("values", {"x": i + 1}, interrupts=[])
     stored = [f for f in w.frames if b"event: lifecycle" not in f.raw]
     server = FakeServer(stored, produced=EVERYTHING, record=V3_RECORD)
     out = drive(joiner(server), server)
     assert out.error is None
-    # The replay, then the confirming one every clean close gets: no reopen for a gap.
-    assert [o.last_event_id for o in server.opened] == [FROM_START, before_newest(stored)]
-    assert [p["data"] for p in out.parts if p["type"] == "values"] == [{"x": 1}, {"y": 1}, {"x": 2}]
+    # The replay, a reopen before the event ahead of each of three gaps (the first
+    # gap, after the run's first event, has no event to reopen before), then the
+    # confirming one every clean close gets.
+    assert [o.last_event_id for o in server.opened] == [
+        FROM_START,
+        stored[1].id,
+        stored[2].id,
+        stored[3].id,
+        before_newest(stored),
+    ]
+    values = [p["data"] for p in out.parts if p["type"] == "values"]
+    assert values == [{"x": 0}] + [v for i in range(6) for v in ({"y": i}, {"x": i + 1})]

@@ -13,15 +13,28 @@ message held for an update that never comes (a module without
 ``UpdatesTransformer``) is named, when its step's ``values`` arrive, from the
 thread's recent states.
 
-A server may drop an event on its live way: langgraph-runtime-pg tells events
-apart by their id, gives a live-only event (``lifecycle``, a module's
-``custom:<name>`` channel) one from its clock, and drops the later of two with
-the same id. The ``seq`` shows it: a live stream has no gaps, and a replay's
-gaps are where the live-only events were. So a stored event that comes after
-a gap right after a live-only event makes the driver reopen the stream after
-the event before that one (``rewind``): the replay brings the stored event
-that did not come. Each gap is checked once: what is still missing was
-live-only. (A live-only event after the gap is delivered: no replay brings it.)
+A server may drop an event on its live way. The ``seq`` shows it: a live
+stream has no gaps, and a replay's gaps are where the live-only events
+(``lifecycle``, a module's ``custom:<name>`` channel) were. Two ways are known,
+both on langgraph-runtime-pg:
+
+- It tells events apart by their id, gives a live-only event one from its
+  clock, and drops the later of two with the same id. A stored event that
+  comes after a gap right after a live-only event makes the driver reopen the
+  stream after the event before that one (``rewind``): the replay brings the
+  stored event that did not come.
+- A replica whose Redis restarted under an open stream sends on what is
+  published once it has subscribed again, not what was published meanwhile
+  (measured: the ticks of about a second, 10 of 60, with no error and no
+  reconnect), though the events are stored. A stored event after a gap right
+  after a stored one makes the driver reopen the stream before that one.
+
+Each gap is checked once: what is still missing was live-only. A replay of a
+run whose stream carries live-only events has such gaps, so after
+``_UNFILLED_GAPS`` checks of the second kind that no replay filled, gaps after
+stored events are no longer checked: the cost is a few reopens for such a run,
+and none for one whose live-only events never leave gaps. (A live-only event
+after the gap is delivered: no replay brings it.)
 """
 
 from __future__ import annotations
@@ -52,6 +65,10 @@ __all__ = ["STEP_READ_TIMEOUT", "V3Wire"]
 STEP_READ_TIMEOUT = 2.0
 # The states a writer read looks back over: the server may be a few steps ahead.
 HISTORY_READ_LIMIT = 10
+
+# Checks of a gap after a stored event that found nothing stored in it (a replay's
+# gap where live-only events were) before such gaps are no longer checked for the run.
+_UNFILLED_GAPS = 3
 
 # The methods a server stores for a replay: those of the stream modes a run asks for.
 # Others (``lifecycle``, ``custom:<name>``) are sent live only.
@@ -106,12 +123,16 @@ class V3Wire:
         self._step_reads = True
         # The same for the history reads that name a message the server ran past.
         self._writer_reads = True
-        # For a gap in the seq: the frame ids of the last two events delivered,
-        # whether the last is live-only, the highest seq whose gap was checked,
-        # and the id to reopen the stream after.
+        # For a gap in the seq: the ids of the newest event delivered before the
+        # last one's id and of the last one, whether the last is live-only, the
+        # highest seq whose gap was checked (and whether it followed a stored
+        # event), how many such checks found nothing stored, and the id to
+        # reopen the stream after.
         self._ids: tuple[str | None, str | None] = (None, None)
         self._live_only = False
         self._gap_checked = 0
+        self._checked_after_stored = False
+        self._unfilled = 0
         self._rewind: str | None = None
 
     @property
@@ -143,6 +164,7 @@ class V3Wire:
             self._last_seq = 0
             # Nor does a gap of the new attempt reopen into the lost one's frames.
             self._gap_checked = 0
+            self._checked_after_stored = False
             self._ids = (None, None)
             self._live_only = False
 
@@ -169,25 +191,34 @@ class V3Wire:
         if not self._attempts.feed(_fingerprint(frame.data)):
             return None
         params = envelope.get("params")
-        self._ids = (self._ids[1], frame.id)
+        if frame.id != self._ids[1]:
+            self._ids = (self._ids[1], frame.id)
         self._live_only = method not in _REPLAYED
         # Parsed JSON: an object is a dict (and ``isinstance(_, dict)`` skips the ABC check).
         return (method, params if isinstance(params, dict) else {}), new
 
     def _lost_live(self, seq: int, method: str) -> bool:
-        """Whether the events before ``seq`` that did not come may be a stored one
-        dropped on its live way (see the module docstring): the gap follows a
-        live-only event, and was not checked yet. Then ``rewind`` names the
-        frame to reopen after: the event's before that one. Not when event
-        ``seq`` (``method``) is live-only itself: the replay would not bring it
-        back, and it is delivered rather than the one lost."""
+        """Whether the events before ``seq`` that did not come may be stored ones
+        dropped on their live way (see the module docstring), and the gap was
+        not checked yet. Then ``rewind`` names the frame to reopen after: the
+        newest delivered whose id is not the last one's (a lost event may share
+        that id; the replay repeats the last, dropped by its seq). Not when
+        event ``seq`` (``method``) is live-only itself: the replay would not
+        bring it back, and it is delivered rather than the ones lost."""
         before, last = self._ids
-        if not self._live_only or method not in _REPLAYED or seq <= self._gap_checked:
+        if method not in _REPLAYED or last is None:
             return False
-        if before is None or last is None:
+        if seq <= self._gap_checked:
+            # Checked, and the replay did not fill it: live-only events were there.
+            if self._checked_after_stored:
+                self._checked_after_stored = False
+                self._unfilled += 1
             return False
-        self._gap_checked = seq
+        if before is None or not self._live_only and self._unfilled >= _UNFILLED_GAPS:
+            return False
         self._rewind = before
+        self._checked_after_stored = not self._live_only
+        self._gap_checked = seq
         return True
 
     def prepare(self, event: Event) -> Prepare | None:
