@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import socket
 import time
 import uuid
 from pathlib import Path
@@ -20,6 +21,33 @@ from remote_graph.testing import AegraServer
 from tests.integration.test_server import GRAPH
 
 pytestmark = pytest.mark.integration
+
+# A node that writes a custom event every 0.1 s, ``x`` times.
+SLOW_GRAPH = """
+import time
+from typing import TypedDict
+
+from langgraph.config import get_stream_writer
+from langgraph.graph import START, StateGraph
+
+
+class State(TypedDict):
+    x: int
+
+
+def tick(state: State) -> dict:
+    writer = get_stream_writer()
+    for i in range(state["x"]):
+        writer({"tick": i})
+        time.sleep(0.1)
+    return {}
+
+
+builder = StateGraph(State)
+builder.add_node("tick", tick)
+builder.add_edge(START, "tick")
+graph = builder.compile()
+"""
 
 
 @pytest.fixture
@@ -239,3 +267,49 @@ def test_probe_a_resumed_stream_may_skip_a_stored_frame_which_a_replay_brings(ae
                 assert skipped is not None and number(skipped) == gaps[0] + step
                 return
     pytest.fail("8 runs through a reconnecting reader skipped no frame: aegra may no longer lose one on resume")
+
+
+def _redis_subscribers(port: int) -> int:
+    """How many of a Redis's clients are subscribed to a channel now (``CLIENT LIST``)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"CLIENT LIST\r\n")
+        header = b""
+        while not header.endswith(b"\r\n"):
+            header += sock.recv(1)
+        size = int(header[1:-2])  # a bulk string: $<bytes>\r\n<text>\r\n
+        body = b""
+        while len(body) < size + 2:
+            body += sock.recv(65536)
+    fields = [dict(kv.split("=", 1) for kv in line.split() if "=" in kv) for line in body.decode().splitlines()]
+    return sum(int(client.get("sub", "0")) > 0 for client in fields)
+
+
+@pytest.mark.timeout(240)
+def test_probe_a_stream_left_mid_run_keeps_a_redis_connection_there(tmp_path: Path, aegra_python: str | None) -> None:
+    # aegra subscribes a live stream to the run's Redis channel and unsubscribes
+    # when the stream ends; a connection its client leaves mid-run (a network cut,
+    # a caller that stops reading) ends the stream by cancellation, and the
+    # subscription's connection stays taken after the run. Its pool holds
+    # REDIS_MAX_CONNECTIONS (250); once they are taken, aegra can no longer
+    # write a run's events ("Too many connections") and its runs hang. The
+    # client cannot give them back: the aegra lane's soak step, which cuts
+    # hundreds of streams, raises the pool (.ci/run; docs/aegra.md).
+    (tmp_path / "slow.py").write_text(SLOW_GRAPH)
+    config = tmp_path / "langgraph.json"
+    config.write_text(json.dumps({"dependencies": ["."], "graphs": {"slow": "./slow.py:graph"}}))
+    with AegraServer(config, python=aegra_python) as server, httpx.Client(base_url=server.url, timeout=30) as http:
+        before = _redis_subscribers(server.stores.redis_port)
+        thread = http.post("/threads", json={}).json()["thread_id"]
+        run = http.post(
+            f"/threads/{thread}/runs", json={"assistant_id": "slow", "input": {"x": 30}, "stream_mode": ["custom"]}
+        ).json()
+        path = f"/threads/{thread}/runs/{run['run_id']}/stream"
+        for _ in range(5):
+            with http.stream("GET", path) as response:
+                next(line for line in response.iter_lines() if line.startswith("event: custom"))
+            # Left mid-run: the connection closes here.
+        http.get(f"/threads/{thread}/runs/{run['run_id']}/join", timeout=60)
+        time.sleep(2)  # the run is over: a stream that cleaned up has let go by now
+        left = _redis_subscribers(server.stores.redis_port) - before
+        # Measured: 4 or 5 of the 5 (one may leave before it subscribed).
+        assert left >= 3, f"{left} of 5 streams left mid-run still hold a Redis subscription"
