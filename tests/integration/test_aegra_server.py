@@ -271,15 +271,22 @@ def test_probe_a_resumed_stream_may_skip_a_stored_frame_which_a_replay_brings(ae
 
 def _redis_subscribers(port: int) -> int:
     """How many of a Redis's clients are subscribed to a channel now (``CLIENT LIST``)."""
+
+    def more(sock: socket.socket, size: int) -> bytes:
+        data = sock.recv(size)
+        if not data:
+            raise ConnectionError("Redis closed the connection before its answer ended")
+        return data
+
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(b"CLIENT LIST\r\n")
         header = b""
         while not header.endswith(b"\r\n"):
-            header += sock.recv(1)
+            header += more(sock, 1)
         size = int(header[1:-2])  # a bulk string: $<bytes>\r\n<text>\r\n
         body = b""
         while len(body) < size + 2:
-            body += sock.recv(65536)
+            body += more(sock, 65536)
     fields = [dict(kv.split("=", 1) for kv in line.split() if "=" in kv) for line in body.decode().splitlines()]
     return sum(int(client.get("sub", "0")) > 0 for client in fields)
 

@@ -339,20 +339,25 @@ def test_a_store_lost_mid_run_ends_the_run_as_the_server_ends_it(
         assert isinstance(outcome, RemoteRunError), outcome
 
 
-def _xfail_on_the_runtimes_redis_gaps(url: str, thread_id: str, call: str, ticks: list[int]) -> None:
+def _xfail_on_the_runtimes_redis_gaps(url: str, thread_id: str, call: str, outcome: Any) -> None:
     """Mark the trial an expected failure where the server's stored stream shows one
-    of the runtime's gaps across a Redis restart (docs/replicas.md), once every
-    tick delivered is checked to be one the server sent:
+    of the runtime's gaps across a Redis restart (docs/replicas.md), once the ticks
+    delivered are checked to be the ones the server sent: those before Redis
+    restarted (not stored any more), in order, then a part of the stored stream,
+    in its order. The gaps:
 
     - the run was started again while its first attempt still ran: in the frames
       stored since Redis restarted, ticks go back after the retried attempt's
       ``metadata`` frame (a retry of a lost attempt, a replica killed, goes on
-      from a checkpoint, in order);
-    - a classic stream (no ``seq`` shows a gap) lacks one run of ticks, in order
-      otherwise, that the server stored: published while the serving replica
-      subscribed to Redis again, never sent live.
+      from a checkpoint, in order). A v3 stream follows one attempt: its ticks
+      still go up;
+    - a classic stream (no ``seq`` shows a gap) lacks one run of at most 15
+      ticks of the second node (where Redis restarts), which the server stored:
+      published while the serving replica subscribed to Redis again.
     """
-    assert set(ticks) <= set(range(3 * TICKS)), ticks
+    if not isinstance(outcome, list):
+        return  # the client raised: the caller's comparison says so
+    ticks: list[int] = outcome
     (run,) = get_sync_client(url=url).runs.list(thread_id)
     stored: list[int] = []
     retried_at: int | None = None
@@ -363,16 +368,21 @@ def _xfail_on_the_runtimes_redis_gaps(url: str, thread_id: str, call: str, ticks
         chunk = data.get("params", {}).get("data") if isinstance(data, dict) and "params" in data else data
         if isinstance(chunk, dict) and isinstance(chunk.get("tick"), int):
             stored.append(chunk["tick"])
+    before_restart = next((i for i, tick in enumerate(ticks) if tick != i), len(ticks))
+    rest = iter(stored)
+    sent = all(tick in rest for tick in ticks[before_restart:])  # in order within the stored stream
+    rising = ticks == sorted(set(ticks))
     after = stored[retried_at:] if retried_at is not None else []
-    if any(b <= a for a, b in zip(after, after[1:])):
+    if sent and (rising or call != "v3") and any(b <= a for a, b in zip(after, after[1:])):
         pytest.xfail(
             "the runtime ran the run a second time while the first still ran (a Redis restart lost "
             "its lease): both streamed, and the first's events while Redis was away came neither "
             "live nor in the retry's order (docs/replicas.md)"
         )
     missing = sorted(set(range(3 * TICKS)) - set(ticks))
-    one_run = missing == list(range(missing[0], missing[-1] + 1)) if missing else False
-    if call == "stream" and ticks == sorted(set(ticks)) and one_run and set(missing) <= set(stored):
+    one_run = bool(missing) and missing == list(range(missing[0], missing[-1] + 1)) and len(missing) <= 15
+    in_second_node = bool(missing) and TICKS <= missing[0] and missing[-1] < 2 * TICKS
+    if call == "stream" and sent and rising and one_run and in_second_node and set(missing) <= set(stored):
         pytest.xfail(
             f"ticks {missing[0]}-{missing[-1]}, stored, never came live: the serving replica "
             "subscribed to Redis again after it restarted, and a classic stream has no seq to "

@@ -575,12 +575,39 @@ def test_stored_events_lost_live_after_a_stored_one_are_replayed_in_their_place(
     # A replica whose Redis restarted under the stream: the events published until
     # it subscribed again never came live, and nothing broke (measured: 10 of 60).
     frames = custom_run(30)
-    server = FakeServer(frames, [Conn(lost=range(8, 18))])
+    # Three events to a millisecond: the last delivered (i=7) shares its id with the
+    # one before it and with the first lost one (i=8).
+    server = FakeServer(frames, [Conn(lost=range(9, 18))])
     driver, out = run(server)
     assert out.error is None and driver.status is RunStatus.COMPLETED
-    # Reopened before the last event delivered: a lost one may share its id (three to a millisecond here).
+    # Reopened after the newest id before the last one's, or i=8 would be skipped.
     assert [o.last_event_id for o in server.opened[1:]] == [frames[6].id, before_newest(frames)]
     assert out.parts == reference_parts(frames)
+
+
+def test_a_gap_a_replay_fills_in_part_does_not_stop_the_checks() -> None:
+    # A stored event and a live-only one lost together, four times: each replay
+    # brings the stored one, so each gap was worth its reopen, and the next is
+    # checked too (only checks that bring nothing count toward the limit).
+    from remote_graph._core.sse import Frame as SSEFrame
+    from remote_graph._core.v3_wire import V3Wire
+
+    def frame(seq: int) -> SSEFrame:
+        params = {"namespace": [], "data": {"seq": seq}}
+        return SSEFrame(
+            "values", json.dumps({"type": "event", "method": "values", "params": params, "seq": seq}), f"{seq}-0"
+        )
+
+    wire = V3Wire(THREAD, "agent")
+    assert wire.accept(frame(1)) is not None
+    for base in range(2, 18, 4):
+        assert wire.accept(frame(base)) is not None
+        assert wire.accept(frame(base + 3)) is None  # base + 1 (stored) and base + 2 (live-only) did not come
+        assert wire.rewind() == f"{base - 1}-0"
+        # The replay: the last event again, the stored one, then the next (the live-only one is not stored).
+        assert wire.accept(frame(base)) is None
+        assert wire.accept(frame(base + 1)) is not None
+        assert wire.accept(frame(base + 3)) is not None
 
 
 def test_a_retried_attempt_checks_its_own_gaps() -> None:

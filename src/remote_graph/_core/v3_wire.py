@@ -123,15 +123,16 @@ class V3Wire:
         self._step_reads = True
         # The same for the history reads that name a message the server ran past.
         self._writer_reads = True
-        # For a gap in the seq: the ids of the newest event delivered before the
-        # last one's id and of the last one, whether the last is live-only, the
-        # highest seq whose gap was checked (and whether it followed a stored
-        # event), how many such checks found nothing stored, and the id to
-        # reopen the stream after.
+        # For a gap in the seq: the id of the newest event delivered whose id
+        # differs from the last one's, and the last one's; whether the last is
+        # live-only; the highest seq whose gap was checked, and, for a check
+        # after a stored event, the seq delivered when it was made; how many
+        # such checks brought nothing (for the run: attempts do not reset it);
+        # and the id to reopen the stream after.
         self._ids: tuple[str | None, str | None] = (None, None)
         self._live_only = False
         self._gap_checked = 0
-        self._checked_after_stored = False
+        self._checked_at: int | None = None
         self._unfilled = 0
         self._rewind: str | None = None
 
@@ -164,7 +165,6 @@ class V3Wire:
             self._last_seq = 0
             # Nor does a gap of the new attempt reopen into the lost one's frames.
             self._gap_checked = 0
-            self._checked_after_stored = False
             self._ids = (None, None)
             self._live_only = False
 
@@ -191,7 +191,8 @@ class V3Wire:
         if not self._attempts.feed(_fingerprint(frame.data)):
             return None
         params = envelope.get("params")
-        if frame.id != self._ids[1]:
+        if frame.id is not None and frame.id != self._ids[1]:
+            # An event without an id (never replayed) is no place to reopen after.
             self._ids = (self._ids[1], frame.id)
         self._live_only = method not in _REPLAYED
         # Parsed JSON: an object is a dict (and ``isinstance(_, dict)`` skips the ABC check).
@@ -209,15 +210,15 @@ class V3Wire:
         if method not in _REPLAYED or last is None:
             return False
         if seq <= self._gap_checked:
-            # Checked, and the replay did not fill it: live-only events were there.
-            if self._checked_after_stored:
-                self._checked_after_stored = False
+            # Checked, and the replay brought nothing of it: live-only events were there.
+            if self._checked_at == self._last_seq:
                 self._unfilled += 1
+            self._checked_at = None
             return False
         if before is None or not self._live_only and self._unfilled >= _UNFILLED_GAPS:
             return False
         self._rewind = before
-        self._checked_after_stored = not self._live_only
+        self._checked_at = None if self._live_only else self._last_seq
         self._gap_checked = seq
         return True
 
