@@ -59,10 +59,13 @@ from remote_graph.errors import RemoteProtocolError
 __all__ = ["STEP_READ_TIMEOUT", "V3Wire"]
 
 # A step's tasks only name a streaming message's node early; the stream waits
-# on that read, so it gets seconds, not the full request budget. A writer read
-# is no hint (nothing else names a returned message's node): it gets the full
-# budget, as a slow server under load may take seconds to answer it.
-STEP_READ_TIMEOUT = 2.0
+# on that read, so it gets seconds, not the full request budget: enough for a
+# server under load (an embedded server running eight runs at once beside two
+# other servers and a Docker build, on two cores, took longer than 2 s), well
+# under the request budget. A writer read is no hint (nothing else names a
+# returned message's node): it gets the full budget, as a slow server under
+# load may take seconds to answer it.
+STEP_READ_TIMEOUT = 5.0
 # The states a writer read looks back over: the server may be a few steps ahead.
 HISTORY_READ_LIMIT = 10
 
