@@ -661,25 +661,6 @@ def test_a_live_only_event_after_a_gap_waits_for_what_the_replay_brings() -> Non
     assert delivered == [("values", 1), ("custom:trail", 2), ("updates", 3), ("custom:trail", 4), ("values", 5)]
 
 
-def test_a_held_live_only_event_goes_out_before_a_retried_attempts_events() -> None:
-    from remote_graph._core.v3_wire import V3Wire
-
-    wire = V3Wire(THREAD, "agent")
-    delivered: list[tuple[str, Any]] = []
-    wire.attempt(1, "0-0")
-    for seq, method in ((1, "values"), (2, "custom:trail")):
-        accepted = wire.accept(_v3_frame(seq, method))
-        assert accepted is not None
-        delivered.extend((p["type"], p["data"]["seq"]) for p in wire.convert(accepted[0]))
-    assert wire.accept(_v3_frame(4, "custom:trail")) is None  # held; then the worker is lost
-    wire.attempt(2, "9-0")
-    # The new attempt counts from 1 again; its first event is news (it differs from the lost one's).
-    accepted = wire.accept(_v3_frame(1, "updates"))
-    assert accepted is not None
-    delivered.extend((p["type"], p["data"]["seq"]) for p in wire.convert(accepted[0]))
-    assert delivered == [("values", 1), ("custom:trail", 2), ("custom:trail", 4), ("updates", 1)]
-
-
 def test_a_held_live_only_event_is_delivered_when_the_run_ends_after_it() -> None:
     from remote_graph._core.v3_wire import V3Wire
 

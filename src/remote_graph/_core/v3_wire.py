@@ -183,11 +183,6 @@ class V3Wire:
             self._gap_checked = 0
             self._ids = (None, None)
             self._live_only = False
-            if self._held is not None:
-                # The lost attempt sends nothing more: its held event goes out now,
-                # before the new attempt's events.
-                self._released.append(self._held[0])
-                self._held = None
 
     def accept(self, frame: Frame) -> tuple[Event, bool] | None:
         """Events are told apart by their protocol ``seq``; one without a seq is
