@@ -585,21 +585,19 @@ def test_stored_events_lost_live_after_a_stored_one_are_replayed_in_their_place(
     assert out.parts == reference_parts(frames)
 
 
-def _v3_frame(seq: int, method: str = "values") -> Any:
-    """A v3 event frame numbered ``seq``, its id ``<seq>-0``, its data naming ``seq`` too."""
-    from remote_graph._core.sse import Frame as SSEFrame
-
-    params = {"namespace": [], "data": {"seq": seq}}
-    return SSEFrame(method, json.dumps({"type": "event", "method": method, "params": params, "seq": seq}), f"{seq}-0")
-
-
 def test_a_gap_a_replay_fills_in_part_does_not_stop_the_checks() -> None:
     # A stored event and a live-only one lost together, four times: each replay
     # brings the stored one, so each gap was worth its reopen, and the next is
     # checked too (only checks that bring nothing count toward the limit).
+    from remote_graph._core.sse import Frame as SSEFrame
     from remote_graph._core.v3_wire import V3Wire
 
-    frame = _v3_frame
+    def frame(seq: int) -> SSEFrame:
+        params = {"namespace": [], "data": {"seq": seq}}
+        return SSEFrame(
+            "values", json.dumps({"type": "event", "method": "values", "params": params, "seq": seq}), f"{seq}-0"
+        )
+
     wire = V3Wire(THREAD, "agent")
     assert wire.accept(frame(1)) is not None
     for base in range(2, 18, 4):
@@ -635,46 +633,21 @@ def test_a_retried_attempt_checks_its_own_gaps() -> None:
         assert wire.rewind() is None
 
 
-def test_a_live_only_event_after_a_gap_waits_for_what_the_replay_brings() -> None:
+def test_a_live_only_event_after_a_gap_is_delivered_not_replayed() -> None:
     # A named channel's push, then the update it goes with, lost live, then the
-    # next push (as langgraph-runtime-pg drops a subgraph's last state before the
-    # live-only completed event): no replay brings a push back, so it is held
-    # while the stream reopens, and delivered after the update the replay brings.
+    # next push: no replay brings a push back, so it is delivered.
+    from remote_graph._core.sse import Frame as SSEFrame
     from remote_graph._core.v3_wire import V3Wire
 
-    frame = _v3_frame
+    def frame(seq: int, method: str, frame_id: str) -> SSEFrame:
+        params = {"namespace": [], "data": {"seq": seq}}
+        return SSEFrame(method, json.dumps({"type": "event", "method": method, "params": params, "seq": seq}), frame_id)
+
     wire = V3Wire(THREAD, "agent")
-    delivered: list[tuple[str, Any]] = []
-
-    def feed(seq: int, method: str) -> bool:
-        accepted = wire.accept(frame(seq, method))
-        if accepted is not None:
-            delivered.extend((part["type"], part["data"]["seq"]) for part in wire.convert(accepted[0]))
-        return accepted is not None
-
-    assert feed(1, "values") and feed(2, "custom:trail")
-    assert not feed(4, "custom:trail")  # seq 3 (an update) did not come
-    assert wire.rewind() == "1-0"
-    # The replay after seq 1: seq 3 (the pushes are not stored), then the live seq 5.
-    assert feed(3, "updates") and feed(5, "values")
+    assert wire.accept(frame(1, "values", "1-0")) is not None
+    assert wire.accept(frame(2, "custom:trail", "2-0")) is not None
+    assert wire.accept(frame(4, "custom:trail", "3-0")) is not None  # seq 3 (an update) did not come
     assert wire.rewind() is None
-    assert delivered == [("values", 1), ("custom:trail", 2), ("updates", 3), ("custom:trail", 4), ("values", 5)]
-
-
-def test_a_held_live_only_event_is_delivered_when_the_run_ends_after_it() -> None:
-    from remote_graph._core.v3_wire import V3Wire
-
-    frame = _v3_frame
-    wire = V3Wire(THREAD, "agent")
-    for seq, method in ((1, "values"), (2, "custom:trail")):
-        accepted = wire.accept(frame(seq, method))
-        assert accepted is not None
-        wire.convert(accepted[0])
-    assert wire.accept(frame(4, "custom:trail")) is None
-    assert wire.rewind() == "1-0"
-    # The replay brings nothing more (seq 3 was live-only too), and the run ends.
-    parts = wire.finish(interrupted=False, completed=True)
-    assert ("custom:trail", {"seq": 4}) in [(p["type"], p.get("data")) for p in parts]
 
 
 # --- lost connections -------------------------------------------------------------------------------------

@@ -33,10 +33,8 @@ Each gap is checked once: what is still missing was live-only. A replay of a
 run whose stream carries live-only events has such gaps, so after
 ``_UNFILLED_GAPS`` checks of the second kind that no replay filled, gaps after
 stored events are no longer checked: the cost is a few reopens for such a run,
-and none for one whose live-only events never leave gaps. A live-only event
-that shows a gap (a subgraph's ``completed`` after its stored last state was
-dropped) is held while the stream is reopened, and delivered after the events
-the replay brings: no replay brings it back.
+and none for one whose live-only events never leave gaps. (A live-only event
+after the gap is delivered: no replay brings it.)
 """
 
 from __future__ import annotations
@@ -102,12 +100,6 @@ def _fingerprint(data: str) -> int:
     return hash((data[:stamp], data[after:end]))
 
 
-def _params(envelope: Mapping[str, Any]) -> dict[str, Any]:
-    params = envelope.get("params")
-    # Parsed JSON: an object is a dict (and ``isinstance(_, dict)`` skips the ABC check).
-    return params if isinstance(params, dict) else {}
-
-
 class V3Wire:
     """The protocol events of one v3 run.
 
@@ -146,11 +138,6 @@ class V3Wire:
         self._checked_at: int | None = None
         self._unfilled = 0
         self._rewind: str | None = None
-        # A live-only event that showed a gap (its seq and id): the replay cannot
-        # bring it, so it waits for the events before it; then it is released,
-        # delivered before the event that follows it.
-        self._held: tuple[Event, int, str | None] | None = None
-        self._released: list[Event] = []
 
     @property
     def interrupts(self) -> list[tuple[Namespace, Interrupt]]:
@@ -201,43 +188,29 @@ class V3Wire:
         if isinstance(seq, int):
             if seq <= self._last_seq:
                 return None
-            held = self._held
-            if held is not None and seq > held[1]:
-                # The replay brought what it had of the gap before the held event.
-                if self._checked_at == self._last_seq:
-                    self._unfilled += 1  # nothing: live-only events were there too
-                self._checked_at = None
-                self._held = None
-                self._released.append(held[0])
-                self._last_seq = held[1]
-                self._delivered(held[2], live_only=True)
             if seq > self._last_seq + 1 and self._lost_live(seq, method):
-                if method not in _REPLAYED and self._attempts.feed(_fingerprint(frame.data)):
-                    # No replay brings it back: it waits for the events before it.
-                    self._held = ((method, _params(envelope)), seq, frame.id)
                 return None
             self._last_seq = seq
         if not self._attempts.feed(_fingerprint(frame.data)):
             return None
-        self._delivered(frame.id, live_only=method not in _REPLAYED)
-        return (method, _params(envelope)), new
-
-    def _delivered(self, frame_id: str | None, *, live_only: bool) -> None:
-        if frame_id is not None and frame_id != self._ids[1]:
+        params = envelope.get("params")
+        if frame.id is not None and frame.id != self._ids[1]:
             # An event without an id (never replayed) is no place to reopen after.
-            self._ids = (self._ids[1], frame_id)
-        self._live_only = live_only
+            self._ids = (self._ids[1], frame.id)
+        self._live_only = method not in _REPLAYED
+        # Parsed JSON: an object is a dict (and ``isinstance(_, dict)`` skips the ABC check).
+        return (method, params if isinstance(params, dict) else {}), new
 
     def _lost_live(self, seq: int, method: str) -> bool:
         """Whether the events before ``seq`` that did not come may be stored ones
         dropped on their live way (see the module docstring), and the gap was
         not checked yet. Then ``rewind`` names the frame to reopen after: the
         newest delivered whose id is not the last one's (a lost event may share
-        that id; the replay repeats the last, dropped by its seq). Event
-        ``seq`` itself is not delivered: a stored one comes again after the
-        gap's events, and a live-only one (``method``) is held for them."""
+        that id; the replay repeats the last, dropped by its seq). Not when
+        event ``seq`` (``method``) is live-only itself: the replay would not
+        bring it back, and it is delivered rather than the ones lost."""
         before, last = self._ids
-        if last is None:
+        if method not in _REPLAYED or last is None:
             return False
         if seq <= self._gap_checked:
             # Checked, and the replay brought nothing of it: live-only events were there.
@@ -263,19 +236,10 @@ class V3Wire:
         return None if ns is None else self._learn_writers(ns, params.get("data"))
 
     def convert(self, event: Event) -> list[Part]:
-        if not self._released:
-            return self.converter.convert(*event)
-        parts = [part for released in self._released for part in self.converter.convert(*released)]
-        self._released.clear()
-        return parts + self.converter.convert(*event)
+        return self.converter.convert(*event)
 
     def finish(self, *, interrupted: bool, completed: bool = False) -> list[Part]:
-        # A held event whose gap the replay did not fill before the run ended.
-        held = [self._held[0]] if self._held is not None else []
-        self._held = None
-        parts = [part for event in (*self._released, *held) for part in self.converter.convert(*event)]
-        self._released.clear()
-        return parts + self.converter.finish(interrupted=interrupted, completed=completed)
+        return self.converter.finish(interrupted=interrupted, completed=completed)
 
     def wind_up(self) -> Prepare | None:
         return None
