@@ -411,15 +411,20 @@ def _wait_until_serving(stack: ReplicaServer) -> None:
 
 
 def _status_once_recovered(url: str, thread_id: str) -> str:
-    """The thread's one run's status, read once the replicas answer again (their
-    database pools reconnect after Postgres is back)."""
+    """The thread's one run's final status, read once the replicas answer again
+    (their database pools reconnect after Postgres is back) and the run is over:
+    across a Redis restart the runtime can queue a run again after its first
+    attempt ended (measured once: ``pending`` after the caller had every tick),
+    and the retry then runs it to its end."""
     deadline = time.monotonic() + 60
     while True:
         try:
             runs = get_sync_client(url=url).runs.list(thread_id)
             assert len(runs) == 1
-            return str(runs[0]["status"])
+            status = str(runs[0]["status"])
+            if status not in ("pending", "running") or time.monotonic() > deadline:
+                return status
         except Exception:
             if time.monotonic() > deadline:
                 raise
-            time.sleep(1)
+        time.sleep(1)
