@@ -585,19 +585,22 @@ def test_stored_events_lost_live_after_a_stored_one_are_replayed_in_their_place(
     assert out.parts == reference_parts(frames)
 
 
+def _v3_frame(seq: int, method: str = "values", frame_id: str | None = None) -> Any:
+    """A v3 event frame numbered ``seq`` whose data names ``seq`` too; its id ``<seq>-0`` unless given."""
+    from remote_graph._core.sse import Frame as SSEFrame
+
+    params = {"namespace": [], "data": {"seq": seq}}
+    data = json.dumps({"type": "event", "method": method, "params": params, "seq": seq})
+    return SSEFrame(method, data, frame_id or f"{seq}-0")
+
+
 def test_a_gap_a_replay_fills_in_part_does_not_stop_the_checks() -> None:
     # A stored event and a live-only one lost together, four times: each replay
     # brings the stored one, so each gap was worth its reopen, and the next is
     # checked too (only checks that bring nothing count toward the limit).
-    from remote_graph._core.sse import Frame as SSEFrame
     from remote_graph._core.v3_wire import V3Wire
 
-    def frame(seq: int) -> SSEFrame:
-        params = {"namespace": [], "data": {"seq": seq}}
-        return SSEFrame(
-            "values", json.dumps({"type": "event", "method": "values", "params": params, "seq": seq}), f"{seq}-0"
-        )
-
+    frame = _v3_frame
     wire = V3Wire(THREAD, "agent")
     assert wire.accept(frame(1)) is not None
     for base in range(2, 18, 4):
@@ -636,13 +639,9 @@ def test_a_retried_attempt_checks_its_own_gaps() -> None:
 def test_a_live_only_event_after_a_gap_is_delivered_not_replayed() -> None:
     # A named channel's push, then the update it goes with, lost live, then the
     # next push: no replay brings a push back, so it is delivered.
-    from remote_graph._core.sse import Frame as SSEFrame
     from remote_graph._core.v3_wire import V3Wire
 
-    def frame(seq: int, method: str, frame_id: str) -> SSEFrame:
-        params = {"namespace": [], "data": {"seq": seq}}
-        return SSEFrame(method, json.dumps({"type": "event", "method": method, "params": params, "seq": seq}), frame_id)
-
+    frame = _v3_frame
     wire = V3Wire(THREAD, "agent")
     assert wire.accept(frame(1, "values", "1-0")) is not None
     assert wire.accept(frame(2, "custom:trail", "2-0")) is not None
