@@ -294,13 +294,13 @@ def _redis_subscribers(port: int) -> int:
 @pytest.mark.timeout(240)
 def test_probe_a_stream_left_mid_run_keeps_a_redis_connection_there(tmp_path: Path, aegra_python: str | None) -> None:
     # aegra subscribes a live stream to the run's Redis channel and unsubscribes
-    # when the stream ends; a connection its client leaves mid-run (a network cut,
-    # a caller that stops reading) ends the stream by cancellation, and the
-    # subscription's connection stays taken after the run. Its pool holds
-    # REDIS_MAX_CONNECTIONS (250); once they are taken, aegra can no longer
-    # write a run's events ("Too many connections") and its runs hang. The
-    # client cannot give them back: the aegra lane's soak step, which cuts
-    # hundreds of streams, raises the pool (.ci/run; docs/aegra.md).
+    # when the stream ends. A connection its client leaves mid-run (a network cut,
+    # a caller that stops reading) ends the stream by cancellation, which can cut
+    # that cleanup short, and the subscription's connection then stays taken after
+    # the run. Its pool holds REDIS_MAX_CONNECTIONS (250); once they are taken,
+    # aegra can no longer write a run's events ("Too many connections") and its
+    # runs hang. The client cannot give them back: the aegra lane's soak step,
+    # which cuts hundreds of streams, raises the pool (.ci/run; docs/aegra.md).
     (tmp_path / "slow.py").write_text(SLOW_GRAPH)
     config = tmp_path / "langgraph.json"
     config.write_text(json.dumps({"dependencies": ["."], "graphs": {"slow": "./slow.py:graph"}}))
@@ -308,15 +308,17 @@ def test_probe_a_stream_left_mid_run_keeps_a_redis_connection_there(tmp_path: Pa
         before = _redis_subscribers(server.stores.redis_port)
         thread = http.post("/threads", json={}).json()["thread_id"]
         run = http.post(
-            f"/threads/{thread}/runs", json={"assistant_id": "slow", "input": {"x": 30}, "stream_mode": ["custom"]}
+            f"/threads/{thread}/runs", json={"assistant_id": "slow", "input": {"x": 200}, "stream_mode": ["custom"]}
         ).json()
-        path = f"/threads/{thread}/runs/{run['run_id']}/stream"
-        for _ in range(5):
-            with http.stream("GET", path) as response:
+        run_path = f"/threads/{thread}/runs/{run['run_id']}"
+        # Whether one stream's cleanup is cut short is a race: measured, 1 to 3 of
+        # 20 streams left in a row, 47 to 95 of 100 (more on a busy machine).
+        for _ in range(100):
+            with http.stream("GET", f"{run_path}/stream") as response:
                 next(line for line in response.iter_lines() if line.startswith("event: custom"))
             # Left mid-run: the connection closes here.
-        http.get(f"/threads/{thread}/runs/{run['run_id']}/join", timeout=60)
+        assert http.get(run_path).json()["status"] == "running", "the run ended before its streams were all left"
+        http.get(f"{run_path}/join", timeout=60)
         time.sleep(2)  # the run is over: a stream that cleaned up has let go by now
-        left = _redis_subscribers(server.stores.redis_port) - before
-        # Measured: 4 or 5 of the 5 (one may leave before it subscribed).
-        assert left >= 3, f"{left} of 5 streams left mid-run still hold a Redis subscription"
+        kept = _redis_subscribers(server.stores.redis_port) - before
+        assert kept > 0, "no stream left mid-run kept its Redis subscription: aegra may clean up after a cut now"
