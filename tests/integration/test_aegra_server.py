@@ -18,36 +18,10 @@ import pytest
 from remote_graph import RemoteGraph
 from remote_graph.pytest_plugin import server_choice
 from remote_graph.testing import AegraServer
+from tests.conftest import APP
 from tests.integration.test_server import GRAPH
 
 pytestmark = pytest.mark.integration
-
-# A node that writes a custom event every 0.1 s, ``x`` times.
-SLOW_GRAPH = """
-import time
-from typing import TypedDict
-
-from langgraph.config import get_stream_writer
-from langgraph.graph import START, StateGraph
-
-
-class State(TypedDict):
-    x: int
-
-
-def tick(state: State) -> dict:
-    writer = get_stream_writer()
-    for i in range(state["x"]):
-        writer({"tick": i})
-        time.sleep(0.1)
-    return {}
-
-
-builder = StateGraph(State)
-builder.add_node("tick", tick)
-builder.add_edge(START, "tick")
-graph = builder.compile()
-"""
 
 
 @pytest.fixture
@@ -292,7 +266,7 @@ def _redis_subscribers(port: int) -> int:
 
 
 @pytest.mark.timeout(240)
-def test_probe_a_stream_left_mid_run_keeps_a_redis_connection_there(tmp_path: Path, aegra_python: str | None) -> None:
+def test_probe_a_stream_left_mid_run_keeps_a_redis_connection_there(aegra_python: str | None) -> None:
     # aegra subscribes a live stream to the run's Redis channel and unsubscribes
     # when the stream ends. A connection its client leaves mid-run (a network cut,
     # a caller that stops reading) ends the stream by cancellation, which can cut
@@ -301,10 +275,11 @@ def test_probe_a_stream_left_mid_run_keeps_a_redis_connection_there(tmp_path: Pa
     # aegra can no longer write a run's events ("Too many connections") and its
     # runs hang. The client cannot give them back: the aegra lane's soak step,
     # which cuts hundreds of streams, raises the pool (.ci/run; docs/aegra.md).
-    (tmp_path / "slow.py").write_text(SLOW_GRAPH)
-    config = tmp_path / "langgraph.json"
-    config.write_text(json.dumps({"dependencies": ["."], "graphs": {"slow": "./slow.py:graph"}}))
-    with AegraServer(config, python=aegra_python) as server, httpx.Client(base_url=server.url, timeout=30) as http:
+    # An aegra of its own, with a Redis no other test uses: it counts every subscriber.
+    with (
+        AegraServer(APP / "langgraph.json", python=aegra_python) as server,
+        httpx.Client(base_url=server.url, timeout=30) as http,
+    ):
         before = _redis_subscribers(server.stores.redis_port)
         thread = http.post("/threads", json={}).json()["thread_id"]
         run = http.post(
