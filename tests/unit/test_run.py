@@ -21,6 +21,7 @@ from remote_graph._core.actions import Broken, Request, Response, Timeouts
 from remote_graph._core.convert import WireConverter
 from remote_graph._core.cursor import FROM_START
 from remote_graph._core.schema import GraphSchemas
+from remote_graph._core.sse import Frame as SSEFrame
 from remote_graph._core.sse import SSEDecoder
 from remote_graph._core.state import RunStatus
 from remote_graph._core.v3_wire import STEP_READ_TIMEOUT
@@ -585,13 +586,12 @@ def test_stored_events_lost_live_after_a_stored_one_are_replayed_in_their_place(
     assert out.parts == reference_parts(frames)
 
 
-def _v3_frame(seq: int, method: str = "values", frame_id: str | None = None) -> Any:
-    """A v3 event frame numbered ``seq`` whose data names ``seq`` too; its id ``<seq>-0`` unless given."""
-    from remote_graph._core.sse import Frame as SSEFrame
-
-    params = {"namespace": [], "data": {"seq": seq}}
-    data = json.dumps({"type": "event", "method": method, "params": params, "seq": seq})
-    return SSEFrame(method, data, frame_id or f"{seq}-0")
+def _v3_frame(seq: int, method: str = "values", frame_id: str | None = None, data: Any = None) -> SSEFrame:
+    """A v3 event frame numbered ``seq``: its id ``<seq>-0`` and its data ``{"seq": seq}`` unless given."""
+    params = {"namespace": [], "data": {"seq": seq} if data is None else data}
+    return SSEFrame(
+        method, json.dumps({"type": "event", "method": method, "params": params, "seq": seq}), frame_id or f"{seq}-0"
+    )
 
 
 def test_a_gap_a_replay_fills_in_part_does_not_stop_the_checks() -> None:
@@ -600,29 +600,26 @@ def test_a_gap_a_replay_fills_in_part_does_not_stop_the_checks() -> None:
     # checked too (only checks that bring nothing count toward the limit).
     from remote_graph._core.v3_wire import V3Wire
 
-    frame = _v3_frame
     wire = V3Wire(THREAD, "agent")
-    assert wire.accept(frame(1)) is not None
+    assert wire.accept(_v3_frame(1)) is not None
     for base in range(2, 18, 4):
-        assert wire.accept(frame(base)) is not None
-        assert wire.accept(frame(base + 3)) is None  # base + 1 (stored) and base + 2 (live-only) did not come
+        assert wire.accept(_v3_frame(base)) is not None
+        assert wire.accept(_v3_frame(base + 3)) is None  # base + 1 (stored) and base + 2 (live-only) did not come
         assert wire.rewind() == f"{base - 1}-0"
         # The replay: the last event again, the stored one, then the next (the live-only one is not stored).
-        assert wire.accept(frame(base)) is None
-        assert wire.accept(frame(base + 1)) is not None
-        assert wire.accept(frame(base + 3)) is not None
+        assert wire.accept(_v3_frame(base)) is None
+        assert wire.accept(_v3_frame(base + 1)) is not None
+        assert wire.accept(_v3_frame(base + 3)) is not None
 
 
 def test_a_retried_attempt_checks_its_own_gaps() -> None:
     # Its seq counts from 1 again: a gap the lost attempt checked at a higher seq
     # says nothing of the new attempt's.
-    from remote_graph._core.sse import Frame as SSEFrame
     from remote_graph._core.v3_wire import V3Wire
 
     def frame(seq: int, method: str, frame_id: str, attempt: int) -> SSEFrame:
         # Each attempt's events differ: a retried attempt's repeats of delivered ones are dropped.
-        params = {"namespace": [], "data": {"attempt": attempt}}
-        return SSEFrame(method, json.dumps({"type": "event", "method": method, "params": params, "seq": seq}), frame_id)
+        return _v3_frame(seq, method, frame_id, data={"attempt": attempt})
 
     wire = V3Wire(THREAD, "agent")
     for attempt, base in ((1, 100), (2, 200)):
@@ -641,11 +638,10 @@ def test_a_live_only_event_after_a_gap_is_delivered_not_replayed() -> None:
     # next push: no replay brings a push back, so it is delivered.
     from remote_graph._core.v3_wire import V3Wire
 
-    frame = _v3_frame
     wire = V3Wire(THREAD, "agent")
-    assert wire.accept(frame(1, "values", "1-0")) is not None
-    assert wire.accept(frame(2, "custom:trail", "2-0")) is not None
-    assert wire.accept(frame(4, "custom:trail", "3-0")) is not None  # seq 3 (an update) did not come
+    assert wire.accept(_v3_frame(1, "values", "1-0")) is not None
+    assert wire.accept(_v3_frame(2, "custom:trail", "2-0")) is not None
+    assert wire.accept(_v3_frame(4, "custom:trail", "3-0")) is not None  # seq 3 (an update) did not come
     assert wire.rewind() is None
 
 
