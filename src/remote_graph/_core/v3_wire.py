@@ -220,7 +220,7 @@ class V3Wire:
                 self._unfilled += 1
             self._checked_at = None
             return False
-        if before is None or not self._live_only and self._unfilled >= _UNFILLED_GAPS:
+        if before is None or (not self._live_only and self._unfilled >= _UNFILLED_GAPS):
             return False
         self._rewind = before
         self._checked_at = None if self._live_only else self._last_seq
