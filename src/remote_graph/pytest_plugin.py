@@ -90,6 +90,7 @@ class _Session:
 
     def logs_for(self, nodeid: str) -> str | None:
         if self.log is not None:
+            self.log.settle()  # the server may still be writing the test's last request
             text = self.log.since(self.marks.get(nodeid, 0))
             return text or "(the server printed nothing during this test)"
         if self.log_command:

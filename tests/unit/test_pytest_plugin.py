@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -289,6 +290,38 @@ def test_the_log_is_read_by_position_and_kept_after_its_file_is_gone(tmp_path: P
     log.keep()
     log.path.unlink()
     assert log.since(0) == "one\ntwo \u00e9\n\ufffd\n" and log.mark() == len("one\ntwo \u00e9\n".encode()) + 2
+
+
+def test_a_failing_tests_log_is_read_once_the_server_stopped_writing(tmp_path: Path) -> None:
+    log = LogFile(tmp_path / "server.log")
+    log.path.write_bytes(b"answered\n")
+    mark = log.mark()
+
+    def write_later(lines: int, pause: float) -> None:
+        for _ in range(lines):
+            time.sleep(pause)
+            with log.path.open("ab") as out:
+                out.write(b"logged\n")
+
+    # The request's line, written a moment after its answer: read once it is there.
+    writer = threading.Thread(target=write_later, args=(1, 0.05))
+    writer.start()
+    log.settle(quiet=2, limit=10)
+    writer.join(timeout=5)
+    assert log.since(mark) == "logged\n"
+    # A log that never goes still is read after ``limit``.
+    writer = threading.Thread(target=write_later, args=(60, 0.05))
+    writer.start()
+    started = time.monotonic()
+    log.settle(quiet=2, limit=1)
+    waited = time.monotonic() - started
+    writer.join(timeout=10)
+    assert 1 <= waited < 2.5, waited
+    # A kept log (its server gone) is read at once.
+    log.keep()
+    started = time.monotonic()
+    log.settle(quiet=5, limit=5)
+    assert time.monotonic() - started < 1
 
 
 def test_the_embedded_server_runs_in_a_copy_of_the_project_without_its_data(tmp_path: Path) -> None:
